@@ -1,0 +1,127 @@
+"""Kafka Streams' ``HighAvailabilityTaskAssignor`` (KIP-441), decision for decision.
+
+Reference sections 4.1-4.8. The steps keep Kafka's names in snake_case so the two can be read
+side by side: :func:`assign_active_stateful_tasks`, :func:`assign_standby_replica_tasks`,
+:func:`~streams_assign.assignors.movements.assign_active_task_movements`,
+:func:`~streams_assign.assignors.movements.assign_standby_task_movements`,
+:func:`assign_stateless_active_tasks`.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from streams_assign.assignors.balance import balance_tasks_over_threads
+from streams_assign.assignors.movements import (
+    WarmupBudget,
+    assign_active_task_movements,
+    assign_standby_task_movements,
+)
+from streams_assign.assignors.standby import create_standby_task_assignor
+from streams_assign.assignors.state import AssignmentState
+from streams_assign.model import Assignment, ClusterState
+
+
+def assign_active_stateful_tasks(state: AssignmentState) -> None:
+    """Deal stateful actives round-robin over clients in ProcessId order, then balance.
+
+    Round-robin ignores capacity, lags and previous owners (task ``i`` goes to client
+    ``i mod C``); :func:`balance_tasks_over_threads` then evens the load per thread.
+    Source: ``HighAvailabilityTaskAssignor.assignActiveStatefulTasks`` (reference 4.1).
+    """
+    n = state.num_clients
+    for i, task in enumerate(state.stateful_tasks):
+        state.assign_active(i % n, task)
+    balance_tasks_over_threads(state, standby=False)
+
+
+def assign_standby_replica_tasks(state: AssignmentState) -> None:
+    """Place standbys with the configured standby assignor, then balance them.
+
+    Source: ``HighAvailabilityTaskAssignor.assignStandbyReplicaTasks`` (reference 4.3); balancing
+    moves only standbys and asks the standby assignor whether each move is allowed.
+    """
+    if state.cluster.configs.num_standby_replicas == 0:
+        return
+    standby_assignor = create_standby_task_assignor(state)
+    standby_assignor.assign(state)
+    balance_tasks_over_threads(state, standby=True, predicate=standby_assignor.is_allowed_task_movement)
+
+
+def assign_stateless_active_tasks(state: AssignmentState) -> None:
+    """Deal stateless tasks, in TaskId order, each to the client with the fewest actives per thread.
+
+    Ties go to the smaller ProcessId; standbys and warmups are not counted, and previous owners
+    are ignored. Source: ``HighAvailabilityTaskAssignor.assignStatelessActiveTasks`` (4.7).
+    """
+    load = state.active_load
+    heap = [(load[c], c) for c in range(state.num_clients)]
+    heapq.heapify(heap)
+    for task in state.stateless_tasks:
+        _, client = heapq.heappop(heap)
+        state.assign_active(client, task)
+        heapq.heappush(heap, (load[client], client))
+
+
+def assign_with_state(state: AssignmentState) -> tuple[bool, dict[int, set[int]]]:
+    """Run the whole HA algorithm on a prepared state; return (probing needed, warmups)."""
+    assign_active_stateful_tasks(state)
+    assign_standby_replica_tasks(state)
+    budget = WarmupBudget(state.cluster.configs.max_warmup_replicas)
+    warmups: dict[int, set[int]] = {}
+    needed_active = assign_active_task_movements(state, warmups, budget)
+    needed_standby = assign_standby_task_movements(state, warmups, budget)
+    assign_stateless_active_tasks(state)
+    return needed_active + needed_standby > 0, warmups
+
+
+class HighAvailabilityTaskAssignor:
+    """Kafka Streams 4.0's default task assignor, with rack awareness off.
+
+    Examples
+    --------
+    >>> from streams_assign.scenario import parse_cluster_state
+    >>> cluster = parse_cluster_state({
+    ...     "configs": {"num_standby_replicas": 1},
+    ...     "stateful_tasks": ["0_0", "0_1"],
+    ...     "clients": [
+    ...         {"id": "00000000-0000-0000-0000-000000000001", "capacity": 1,
+    ...          "task_lags": {"0_0": -2, "0_1": 0}},
+    ...         {"id": "00000000-0000-0000-0000-000000000002", "capacity": 1,
+    ...          "task_lags": {"0_0": 0, "0_1": -2}}]})
+    >>> result = HighAvailabilityTaskAssignor().assign(cluster)
+    >>> [str(t) for t in result.clients["00000000-0000-0000-0000-000000000001"].active]
+    ['0_0']
+    >>> result.probing_rebalance_needed
+    False
+
+    Notes
+    -----
+    Source: ``org.apache.kafka.streams.processor.internals.assignment.HighAvailabilityTaskAssignor``
+    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb); reference sections 4.1-4.8.
+    """
+
+    name = "high_availability"
+
+    def assign(self, cluster: ClusterState) -> Assignment:
+        """Decide actives, standbys and warmups for one rebalance.
+
+        Parameters
+        ----------
+        cluster:
+            The validated rebalance input.
+
+        Returns
+        -------
+        Assignment
+            Per client its actives, standbys (warmups included) and warmups, and whether a
+            probing rebalance follows.
+
+        Raises
+        ------
+        TaskAssignmentError
+            Where Kafka throws IllegalStateException (an inconsistent input it cannot place).
+        """
+        state = AssignmentState(cluster)
+        probing, warmups = assign_with_state(state)
+        return state.to_assignment(probing, warmups, assignor=self.name)

@@ -1,0 +1,210 @@
+"""Warmup movements: Kafka's ``TaskMovement`` (reference 4.5 and 4.6).
+
+After round-robin and balancing, an active task on a client that is not caught up moves to a
+caught-up (or more caught-up) client; the old holder keeps a warmup replica while the shared
+``max.warmup.replicas`` budget lasts. Standbys on clients that are not caught up get a copy on a
+more caught-up client the same way.
+
+Kafka keeps every client in one priority queue and pops all of them until a caught-up one
+appears: O(C log C) per movement. Only caught-up clients can pass, and all clients are back in
+the queue between movements, so the least-loaded eligible client is the minimum of
+``(assignedTaskLoad, ProcessId)`` over the task's caught-up clients: O(k) per movement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from streams_assign.assignors.priority import JavaPriorityQueue
+from streams_assign.assignors.state import AssignmentState
+from streams_assign.errors import TaskAssignmentError
+
+
+class WarmupBudget:
+    """Kafka's shared ``AtomicInteger remainingWarmupReplicas`` (may go negative).
+
+    Every move-with-warmup attempt takes one unit, even when none is left; swaps take none.
+    """
+
+    __slots__ = ("remaining",)
+
+    def __init__(self, max_warmup_replicas: int) -> None:
+        self.remaining = max_warmup_replicas
+
+    def get_and_decrement(self) -> int:
+        """Return the budget before taking one unit (Java's ``getAndDecrement``)."""
+        value = self.remaining
+        self.remaining -= 1
+        return value
+
+
+def needs_move(state: AssignmentState, task: int, client: int) -> bool:
+    """Kafka's ``taskIsNotCaughtUpOnClientAndOtherMoreCaughtUpClientsExist``.
+
+    True when the client is not caught up on the task and the most caught-up client (first by
+    ``(lag, ProcessId)``) has a strictly smaller lag.
+    """
+    if state.caught_up(client, task):
+        return False
+    return state.most_caught_up_lag(task) < state.lag(client, task)
+
+
+def _least_loaded_caught_up(
+    state: AssignmentState, task: int, extra: Callable[[int], bool] | None = None
+) -> int | None:
+    best: int | None = None
+    best_key: tuple[float, int] | None = None
+    load = state.task_load
+    for client in state.caught_up_clients(task):
+        if extra is not None and not extra(client):
+            continue
+        key = (load[client], client)
+        if best_key is None or key < best_key:
+            best, best_key = client, key
+    return best
+
+
+def _most_caught_up_eligible_client(
+    state: AssignmentState, task: int, destination: int, eligible: Callable[[int], bool] | None = None
+) -> int | None:
+    for client in state.clients_by_lag(task):
+        if client == destination:
+            return None
+        if eligible is None or eligible(client):
+            return client
+    return None
+
+
+def _movement_queue(state: AssignmentState) -> JavaPriorityQueue[tuple[int, int]]:
+    # Movements order by (number of caught-up clients, TaskId); equal keys (standby copies of one
+    # task) come out in Java's heap order, which this queue reproduces.
+    return JavaPriorityQueue(key=lambda m: (len(state.caught_up_clients(m[0])), m[0]))
+
+
+def _swap_standby_and_active(state: AssignmentState, task: int, source: int, destination: int) -> None:
+    state.unassign_standby(source, task)
+    state.assign_active(source, task)
+    state.unassign_active(destination, task)
+    state.assign_standby(destination, task)
+
+
+def _move_active_and_try_to_warm_up(
+    state: AssignmentState,
+    budget: WarmupBudget,
+    task: int,
+    source: int,
+    destination: int,
+    warmups: dict[int, set[int]],
+) -> None:
+    state.assign_active(source, task)
+    destination_warmups = warmups.setdefault(destination, set())
+    state.unassign_active(destination, task)
+    if budget.get_and_decrement() > 0:
+        state.assign_standby(destination, task)
+        destination_warmups.add(task)
+
+
+def assign_active_task_movements(
+    state: AssignmentState, warmups: dict[int, set[int]], budget: WarmupBudget
+) -> int:
+    """Move active tasks off clients that are not caught up (Kafka's ``assignActiveTaskMovements``).
+
+    Parameters
+    ----------
+    state:
+        Assignment after active and standby placement; changed in place.
+    warmups:
+        Filled with ``client -> tasks`` warmups left on the old holders.
+    budget:
+        The shared warmup budget.
+
+    Returns
+    -------
+    int
+        The number of movements scheduled.
+
+    Raises
+    ------
+    TaskAssignmentError
+        When a scheduled movement finds no client to move to (Kafka's IllegalStateException).
+
+    Notes
+    -----
+    Strategies in order: swap with a caught-up standby (no budget used); move to the least
+    loaded caught-up client and leave a warmup; move to the most caught-up client before the
+    holder in ``(lag, ProcessId)`` order (KAFKA-13600), swapping if it holds a standby.
+    """
+    movements = _movement_queue(state)
+    for client in range(state.num_clients):
+        for task in sorted(state.active[client]):
+            if needs_move(state, task, client):
+                movements.offer((task, client))
+    needed = len(movements)
+    while movements:
+        movement = movements.poll()
+        assert movement is not None
+        task, destination = movement
+        source = _least_loaded_caught_up(state, task, lambda c, t=task: t in state.standby[c])
+        if source is not None:
+            _swap_standby_and_active(state, task, source, destination)
+            continue
+        source = _least_loaded_caught_up(state, task)
+        if source is not None:
+            _move_active_and_try_to_warm_up(state, budget, task, source, destination, warmups)
+            continue
+        source = _most_caught_up_eligible_client(state, task, destination)
+        if source is None:
+            raise TaskAssignmentError(
+                f"tried to move task {state.tasks[task]} to a more caught-up client, but none exists"
+            )
+        if task in state.standby[source]:
+            _swap_standby_and_active(state, task, source, destination)
+        else:
+            _move_active_and_try_to_warm_up(state, budget, task, source, destination, warmups)
+    return needed
+
+
+def assign_standby_task_movements(
+    state: AssignmentState, warmups: dict[int, set[int]], budget: WarmupBudget
+) -> int:
+    """Give standbys on clients that are not caught up a copy on a more caught-up client.
+
+    Kafka's ``assignStandbyTaskMovements``: warmups made by the active movements are skipped; the
+    source is the least-loaded caught-up client without the task, else the first client without
+    it before the holder in ``(lag, ProcessId)`` order. The holder keeps its copy as a warmup
+    while the budget lasts, else loses it. Movements with no source are dropped and not counted.
+
+    Returns
+    -------
+    int
+        The number of movements made.
+    """
+    movements = _movement_queue(state)
+    for destination in range(state.num_clients):
+        skip = warmups.get(destination, set())
+        for task in sorted(state.standby[destination]):
+            if task in skip:
+                continue
+            if needs_move(state, task, destination):
+                movements.offer((task, destination))
+    made = 0
+    while movements:
+        movement = movements.poll()
+        assert movement is not None
+        task, destination = movement
+
+        def eligible(client: int, task: int = task) -> bool:
+            return not state.has_assigned(client, task)
+
+        source = _least_loaded_caught_up(state, task, eligible)
+        if source is None:
+            source = _most_caught_up_eligible_client(state, task, destination, eligible)
+        if source is None:
+            continue
+        state.assign_standby(source, task)
+        if budget.get_and_decrement() > 0:
+            warmups.setdefault(destination, set()).add(task)
+        else:
+            state.unassign_standby(destination, task)
+        made += 1
+    return made

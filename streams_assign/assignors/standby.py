@@ -1,0 +1,79 @@
+"""Standby placement: Kafka's ``DefaultStandbyTaskAssignor`` and the assignor factory.
+
+The client-tag-aware assignor (KIP-708) lives in :mod:`streams_assign.assignors.tag_aware`; the
+factory picks it when ``rack_aware_assignment_tags`` is configured.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from streams_assign.assignors.priority import ConstrainedPrioritySet
+from streams_assign.assignors.state import AssignmentState
+
+log = logging.getLogger(__name__)
+
+
+class StandbyTaskAssignor(Protocol):
+    """What the HA assignor needs of a standby assignor (Kafka's ``StandbyTaskAssignor``)."""
+
+    def assign(self, state: AssignmentState) -> None:
+        """Place ``num_standby_replicas`` standbys of every stateful task, in place."""
+
+    def is_allowed_task_movement(self, source: int, destination: int, task: int) -> bool:
+        """Whether balancing may move a standby from ``source`` to ``destination``."""
+
+
+class DefaultStandbyTaskAssignor:
+    """Least-loaded standby placement (Kafka's ``DefaultStandbyTaskAssignor``).
+
+    For each stateful task in TaskId order, each of its ``num_standby_replicas`` copies goes to
+    the client with the smallest ``(assignedTaskLoad, ProcessId)`` that does not hold the task
+    yet. When too few clients remain, the missing copies are logged and skipped, as in Kafka.
+    Previous standby owners are not consulted (stickiness comes from the movements step).
+    """
+
+    def assign(self, state: AssignmentState) -> None:
+        """Place the standbys in ``state`` (reference 4.3)."""
+        replicas = state.cluster.configs.num_standby_replicas
+        if replicas == 0:
+            return
+        candidates = ConstrainedPrioritySet(
+            state.task_load, lambda client, task: not state.has_assigned(client, task)
+        )
+        candidates.offer_all(range(state.num_clients))
+        for task in state.stateful_tasks:
+            remaining = replicas
+            while remaining > 0:
+                client = candidates.poll(task)
+                if client is None:
+                    break
+                state.assign_standby(client, task)
+                remaining -= 1
+                candidates.offer(client)
+            if remaining > 0:
+                log.warning(
+                    "Unable to assign %d of %d standby tasks for task [%s]: not enough clients",
+                    remaining,
+                    replicas,
+                    state.tasks[task],
+                )
+
+    def is_allowed_task_movement(self, source: int, destination: int, task: int) -> bool:
+        """Every balancing move is allowed."""
+        return True
+
+
+def create_standby_task_assignor(state: AssignmentState) -> StandbyTaskAssignor:
+    """Kafka's ``StandbyTaskAssignorFactory.create`` as the HA assignor calls it.
+
+    Client tags configured (``rack_aware_assignment_tags``) select the client-tag-aware assignor;
+    otherwise the default one. (The HA assignor passes no rack-aware assignor, so Kafka's
+    ``client.rack`` fallback does not apply here.)
+    """
+    if state.cluster.configs.rack_aware_assignment_tags:
+        from streams_assign.assignors.tag_aware import ClientTagAwareStandbyTaskAssignor
+
+        return ClientTagAwareStandbyTaskAssignor()
+    return DefaultStandbyTaskAssignor()

@@ -1,0 +1,233 @@
+"""The assignors' working state: Kafka's ``ClientState`` assigned sets, indexed for speed.
+
+Clients are numbered ``0..C-1`` in ``java.util.UUID`` order and tasks ``0..T-1`` in TaskId order
+(stateful and stateless together), so "sorted" in Kafka (TreeMap, TreeSet) is "ascending int"
+here, and ties broken on ProcessId or TaskId are ties broken on the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from streams_assign.errors import TaskAssignmentError
+from streams_assign.model import (
+    Assignment,
+    ClientAssignment,
+    ClusterState,
+    TaskId,
+    is_caught_up,
+)
+
+
+class AssignmentState:
+    """Mutable per-client assignment under construction, for one cluster state.
+
+    Parameters
+    ----------
+    cluster:
+        The validated rebalance input.
+
+    Attributes
+    ----------
+    tasks:
+        All tasks in TaskId order; a task's index is its position here.
+    stateful:
+        ``stateful[t]`` is True when task ``t`` has a changelog.
+    client_ids, capacity:
+        Per client index, the process id and the number of stream threads.
+    active, standby:
+        Per client index, the sets of task indices assigned in each role.
+    task_load, active_load:
+        Per client, ``(|active| + |standby|) / capacity`` and ``|active| / capacity`` as Java
+        doubles (Kafka's ``assignedTaskLoad`` and ``activeTaskLoad``), kept current.
+
+    Notes
+    -----
+    Mirrors the assigned half of Kafka's ``ClientState`` (reference 1.3): assigning a task a
+    client already holds, in either role, raises, as ``assignActive``/``assignStandby`` do.
+    """
+
+    __slots__ = (
+        "cluster",
+        "tasks",
+        "task_index",
+        "stateful",
+        "stateful_tasks",
+        "stateless_tasks",
+        "client_ids",
+        "capacity",
+        "active",
+        "standby",
+        "task_load",
+        "active_load",
+        "explicit_lags",
+        "no_state_lag",
+        "acceptable_recovery_lag",
+        "_caught_up_cache",
+        "_by_lag_cache",
+    )
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self.tasks: list[TaskId] = list(cluster.all_tasks)
+        self.task_index: dict[TaskId, int] = {task: i for i, task in enumerate(self.tasks)}
+        stateful_set = set(cluster.stateful_tasks)
+        self.stateful: list[bool] = [task in stateful_set for task in self.tasks]
+        self.stateful_tasks: list[int] = [i for i, s in enumerate(self.stateful) if s]
+        self.stateless_tasks: list[int] = [i for i, s in enumerate(self.stateful) if not s]
+        self.client_ids: list[str] = [c.id for c in cluster.clients]
+        self.capacity: list[int] = [c.capacity for c in cluster.clients]
+        n = len(self.client_ids)
+        self.active: list[set[int]] = [set() for _ in range(n)]
+        self.standby: list[set[int]] = [set() for _ in range(n)]
+        self.task_load: list[float] = [0.0] * n
+        self.active_load: list[float] = [0.0] * n
+        index = self.task_index
+        self.explicit_lags: list[dict[int, int]] = [
+            {index[task]: lag for task, lag in c.task_lags.items()} for c in cluster.clients
+        ]
+        self.no_state_lag: list[int] = [
+            cluster.no_state_lag(task) if s else 0 for task, s in zip(self.tasks, self.stateful, strict=True)
+        ]
+        self.acceptable_recovery_lag = cluster.configs.acceptable_recovery_lag
+        self._caught_up_cache: dict[int, list[int]] = {}
+        self._by_lag_cache: dict[int, tuple[list[tuple[int, int]], set[int]]] = {}
+
+    # -- sizes -------------------------------------------------------------------------------
+    @property
+    def num_clients(self) -> int:
+        """Number of clients C."""
+        return len(self.client_ids)
+
+    def assigned_count(self, client: int) -> int:
+        """Kafka's ``assignedTaskCount``: actives plus standbys (warmups included)."""
+        return len(self.active[client]) + len(self.standby[client])
+
+    def has_assigned(self, client: int, task: int) -> bool:
+        """Kafka's ``hasAssignedTask``: the client holds the task in either role."""
+        return task in self.active[client] or task in self.standby[client]
+
+    # -- mutation ----------------------------------------------------------------------------
+    def _refresh(self, client: int) -> None:
+        cap = self.capacity[client]
+        n_active = len(self.active[client])
+        self.task_load[client] = (n_active + len(self.standby[client])) / cap
+        self.active_load[client] = n_active / cap
+
+    def assign_active(self, client: int, task: int) -> None:
+        """Kafka's ``assignActive``; raises :class:`TaskAssignmentError` on a double assignment."""
+        if self.has_assigned(client, task):
+            raise TaskAssignmentError(
+                f"task {self.tasks[task]} is already assigned to client {self.client_ids[client]}"
+            )
+        self.active[client].add(task)
+        self._refresh(client)
+
+    def assign_standby(self, client: int, task: int) -> None:
+        """Kafka's ``assignStandby``; raises :class:`TaskAssignmentError` on a double assignment."""
+        if self.has_assigned(client, task):
+            raise TaskAssignmentError(
+                f"task {self.tasks[task]} is already assigned to client {self.client_ids[client]}"
+            )
+        self.standby[client].add(task)
+        self._refresh(client)
+
+    def unassign_active(self, client: int, task: int) -> None:
+        """Kafka's ``unassignActive``; raises when the client does not hold it as active."""
+        if task not in self.active[client]:
+            raise TaskAssignmentError(
+                f"task {self.tasks[task]} is not active on client {self.client_ids[client]}"
+            )
+        self.active[client].remove(task)
+        self._refresh(client)
+
+    def unassign_standby(self, client: int, task: int) -> None:
+        """Kafka's ``unassignStandby``; raises when the client does not hold it as standby."""
+        if task not in self.standby[client]:
+            raise TaskAssignmentError(
+                f"task {self.tasks[task]} is not a standby on client {self.client_ids[client]}"
+            )
+        self.standby[client].remove(task)
+        self._refresh(client)
+
+    # -- lags --------------------------------------------------------------------------------
+    def lag(self, client: int, task: int) -> int:
+        """Kafka's ``lagFor``: the client's changelog lag for a stateful task, in records."""
+        return self.explicit_lags[client].get(task, self.no_state_lag[task])
+
+    def caught_up(self, client: int, task: int) -> bool:
+        """Kafka's caught-up predicate for (client, task) (reference 4.4)."""
+        return is_caught_up(self.lag(client, task), self.acceptable_recovery_lag)
+
+    def caught_up_clients(self, task: int) -> list[int]:
+        """Kafka's ``tasksToCaughtUpClients[task]``: caught-up clients, ascending.
+
+        Only clients with local state can be caught up unless the whole-changelog lag itself is
+        acceptable, so the set is built from the sparse lags in O(k log k), not O(C).
+        """
+        cached = self._caught_up_cache.get(task)
+        if cached is not None:
+            return cached
+        acceptable = self.acceptable_recovery_lag
+        if is_caught_up(self.no_state_lag[task], acceptable):
+            result = [c for c in range(self.num_clients) if self.caught_up(c, task)]
+        else:
+            result = sorted(
+                c
+                for c, lags in enumerate(self.explicit_lags)
+                if task in lags and is_caught_up(lags[task], acceptable)
+            )
+        self._caught_up_cache[task] = result
+        return result
+
+    def _by_lag_parts(self, task: int) -> tuple[list[tuple[int, int]], set[int]]:
+        cached = self._by_lag_cache.get(task)
+        if cached is None:
+            explicit = sorted(
+                (lags[task], c) for c, lags in enumerate(self.explicit_lags) if task in lags
+            )
+            cached = (explicit, {c for _, c in explicit})
+            self._by_lag_cache[task] = cached
+        return cached
+
+    def clients_by_lag(self, task: int) -> Iterator[int]:
+        """Kafka's ``tasksToClientByLag[task]``: every client by ``(lag, ProcessId)``, lazily.
+
+        Clients with local state come from the sorted sparse lags; the others all share the
+        whole-changelog lag and follow in index order, merged in at their lag.
+        """
+        explicit, with_state = self._by_lag_parts(task)
+        shared = self.no_state_lag[task]
+        others = (c for c in range(self.num_clients) if c not in with_state)
+        pending_other = next(others, None)
+        for lag, client in explicit:
+            while pending_other is not None and (shared, pending_other) < (lag, client):
+                yield pending_other
+                pending_other = next(others, None)
+            yield client
+        while pending_other is not None:
+            yield pending_other
+            pending_other = next(others, None)
+
+    def most_caught_up_lag(self, task: int) -> int:
+        """The lag of the first client of :meth:`clients_by_lag` (the most caught-up one)."""
+        return self.lag(next(self.clients_by_lag(task)), task)
+
+    # -- output ------------------------------------------------------------------------------
+    def to_assignment(
+        self,
+        probing_rebalance_needed: bool,
+        warmups: dict[int, set[int]] | None = None,
+        assignor: str = "high_availability",
+    ) -> Assignment:
+        """Freeze the working state into an :class:`Assignment` (tasks sorted, clients in order)."""
+        tasks = self.tasks
+        clients = {}
+        for c, process_id in enumerate(self.client_ids):
+            warm = (warmups or {}).get(c, set()) & self.standby[c]
+            clients[process_id] = ClientAssignment(
+                active=tuple(tasks[t] for t in sorted(self.active[c])),
+                standby=tuple(tasks[t] for t in sorted(self.standby[c])),
+                warmup=tuple(tasks[t] for t in sorted(warm)),
+            )
+        return Assignment(clients=clients, probing_rebalance_needed=probing_rebalance_needed, assignor=assignor)

@@ -1,0 +1,70 @@
+"""Human-readable views of an assignment (rich tables), used by the CLIs and the demo."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from streams_assign.model import Assignment, ClusterState, TaskId
+
+
+def _tasks(tasks: tuple[TaskId, ...] | list[TaskId], limit: int = 12) -> str:
+    shown = [str(t) for t in tasks[:limit]]
+    more = len(tasks) - limit
+    return ", ".join(shown) + (f" (+{more})" if more > 0 else "") if tasks else "-"
+
+
+def assignment_table(cluster: ClusterState, assignment: Assignment, title: str | None = None) -> Table:
+    """A table with one row per client: capacity, actives, standbys, warmups, moved-in tasks.
+
+    "Moved in" lists the actives the client did not run as active before (``prev_active``): the
+    tasks whose processing moves to it at this rebalance.
+    """
+    table = Table(title=title, show_lines=False)
+    table.add_column("client (process id)", no_wrap=True)
+    table.add_column("capacity", justify="right")
+    table.add_column("active", justify="right")
+    table.add_column("standby", justify="right")
+    table.add_column("warmup", justify="right")
+    table.add_column("moved in (active)")
+    table.add_column("active tasks")
+    table.add_column("standby tasks")
+    for client in cluster.clients:
+        decided = assignment.clients[client.id]
+        previous = set(client.prev_active)
+        moved_in = [t for t in decided.active if t not in previous]
+        table.add_row(
+            client.id,
+            str(client.capacity),
+            str(len(decided.active)),
+            str(len(decided.standby)),
+            str(len(decided.warmup)),
+            _tasks(moved_in),
+            _tasks(decided.active),
+            _tasks(decided.standby),
+        )
+    return table
+
+
+def probing_sentence(cluster: ClusterState, assignment: Assignment) -> str:
+    """One line: whether a probing rebalance follows, and when (``probing.rebalance.interval.ms``)."""
+    interval = cluster.configs.probing_rebalance_interval_ms
+    if assignment.probing_rebalance_needed:
+        return (
+            f"Probing rebalance: yes, in {interval} ms ({interval / 60000:g} min, "
+            f"probing.rebalance.interval.ms): some stateful tasks still wait for a caught-up client."
+        )
+    return "Probing rebalance: no, every stateful active is on a caught-up client (or none is more caught up)."
+
+
+def print_assignment(
+    cluster: ClusterState,
+    assignment: Assignment,
+    console: Console | None = None,
+    title: str | None = None,
+) -> None:
+    """Print the per-client table and the probing-rebalance line."""
+    console = console or Console()
+    title = title or f"{cluster.name or 'cluster'}: {assignment.assignor} assignment"
+    console.print(assignment_table(cluster, assignment, title=title))
+    console.print(probing_sentence(cluster, assignment))
