@@ -49,7 +49,9 @@ def get_assignor(name: str) -> TaskAssignor:
     """
     target = ASSIGNORS.get(name)
     if target is None:
-        raise UnknownAssignorError(f"unknown assignor {name!r}; choose one of {', '.join(ASSIGNORS)}")
+        raise UnknownAssignorError(
+            f"unknown assignor {name!r}; choose one of {', '.join(ASSIGNORS)}"
+        )
     module_name, class_name = target.split(":")
     module = importlib.import_module(module_name)
     assignor: TaskAssignor = getattr(module, class_name)()

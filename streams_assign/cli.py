@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_assign.add_argument("files", nargs="+", metavar="FILE", help="cluster-state JSON file(s)")
     p_assign.add_argument("--json", action="store_true", help="print the output JSON")
     p_assign.add_argument(
-        "--output-dir", metavar="DIR", help="write DIR/<input file name> for each input (batch mode)"
+        "--output-dir",
+        metavar="DIR",
+        help="write DIR/<input file name> for each input (batch mode)",
     )
     p_assign.add_argument(
         "--assignor",
@@ -113,7 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns (and exits with) its status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING if args.verbose else logging.ERROR,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         status = int(args.handler(args))
     except (UsageError, UnknownAssignorError, StreamsAssignError) as exc:

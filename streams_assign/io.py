@@ -7,6 +7,7 @@ temporary file in the destination's folder, flushed, and renamed over the destin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -39,10 +40,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

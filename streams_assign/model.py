@@ -63,7 +63,9 @@ class TaskId:
             raise InvalidTaskIdError("", f"task id must be a string, got {text!r}")
         match = _TASK_RE.match(text)
         if match is None:
-            raise InvalidTaskIdError("", f"malformed task id {text!r} (expected '<subtopology>_<partition>')")
+            raise InvalidTaskIdError(
+                "", f"malformed task id {text!r} (expected '<subtopology>_<partition>')"
+            )
         sub, part = int(match["sub"]), int(match["part"])
         if sub > _INT_MAX or part > _INT_MAX:
             raise InvalidTaskIdError("", f"task id {text!r} exceeds Java's int range")
@@ -171,7 +173,10 @@ class AssignmentConfigs:
         _check_range("max_warmup_replicas", self.max_warmup_replicas, 1, _INT_MAX)
         _check_range("num_standby_replicas", self.num_standby_replicas, 0, _INT_MAX)
         _check_range(
-            "probing_rebalance_interval_ms", self.probing_rebalance_interval_ms, 60_000, LONG_MAX_VALUE
+            "probing_rebalance_interval_ms",
+            self.probing_rebalance_interval_ms,
+            60_000,
+            LONG_MAX_VALUE,
         )
         if len(self.rack_aware_assignment_tags) > 5:
             raise InvalidScenarioError(
@@ -184,7 +189,10 @@ class AssignmentConfigs:
                 f"must be one of {', '.join(RACK_AWARE_STRATEGIES)}, got "
                 f"{self.rack_aware_assignment_strategy!r}",
             )
-        for name in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost"):
+        for name in (
+            "rack_aware_assignment_traffic_cost",
+            "rack_aware_assignment_non_overlap_cost",
+        ):
             value = getattr(self, name)
             if value is not None:
                 _check_range(name, value, -(2**31), _INT_MAX)

@@ -14,7 +14,9 @@ def _tasks(tasks: tuple[TaskId, ...] | list[TaskId], limit: int = 12) -> str:
     return ", ".join(shown) + (f" (+{more})" if more > 0 else "") if tasks else "-"
 
 
-def assignment_table(cluster: ClusterState, assignment: Assignment, title: str | None = None) -> Table:
+def assignment_table(
+    cluster: ClusterState, assignment: Assignment, title: str | None = None
+) -> Table:
     """A table with one row per client: capacity, actives, standbys, warmups, moved-in tasks.
 
     "Moved in" lists the actives the client did not run as active before (``prev_active``): the
@@ -47,14 +49,18 @@ def assignment_table(cluster: ClusterState, assignment: Assignment, title: str |
 
 
 def probing_sentence(cluster: ClusterState, assignment: Assignment) -> str:
-    """One line: whether a probing rebalance follows, and when (``probing.rebalance.interval.ms``)."""
+    """One line: whether a probing rebalance follows and when (probing.rebalance.interval.ms)."""
     interval = cluster.configs.probing_rebalance_interval_ms
     if assignment.probing_rebalance_needed:
         return (
             f"Probing rebalance: yes, in {interval} ms ({interval / 60000:g} min, "
-            f"probing.rebalance.interval.ms): some stateful tasks still wait for a caught-up client."
+            "probing.rebalance.interval.ms): some stateful tasks still wait for a caught-up "
+            "client."
         )
-    return "Probing rebalance: no, every stateful active is on a caught-up client (or none is more caught up)."
+    return (
+        "Probing rebalance: no, every stateful active is on a caught-up client "
+        "(or on the most caught-up one)."
+    )
 
 
 def print_assignment(

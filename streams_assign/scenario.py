@@ -51,13 +51,32 @@ EXTENSION_KEYS = frozenset(
         "now_ms",
     }
 )
-_TOP_KEYS = frozenset(
-    {"name", "description", "configs", "stateful_tasks", "stateless_tasks", "clients",
-     "changelog_end_offset_sums"}
-) | EXTENSION_KEYS
+_TOP_KEYS = (
+    frozenset(
+        {
+            "name",
+            "description",
+            "configs",
+            "stateful_tasks",
+            "stateless_tasks",
+            "clients",
+            "changelog_end_offset_sums",
+        }
+    )
+    | EXTENSION_KEYS
+)
 _CLIENT_KEYS = frozenset(
-    {"id", "capacity", "prev_active", "prev_standby", "task_lags", "task_offset_sums", "tags",
-     "consumers", "rack"}
+    {
+        "id",
+        "capacity",
+        "prev_active",
+        "prev_standby",
+        "task_lags",
+        "task_offset_sums",
+        "tags",
+        "consumers",
+        "rack",
+    }
 )
 _CONSUMER_KEYS = frozenset({"member_id", "prev_active", "prev_standby", "owned_partitions", "rack"})
 
@@ -92,7 +111,9 @@ def loads_cluster_state(text: str) -> ClusterState:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidScenarioError("", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise InvalidScenarioError(
+            "", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     return parse_cluster_state(document)
 
 
@@ -120,7 +141,9 @@ def parse_cluster_state(document: Any) -> ClusterState:
     stateless = _parse_task_list(document, "stateless_tasks")
     for i, task in enumerate(stateless):
         if task in set(stateful):
-            raise InvalidScenarioError(f"stateless_tasks[{i}]", f"task {task} is also listed in stateful_tasks")
+            raise InvalidScenarioError(
+                f"stateless_tasks[{i}]", f"task {task} is also listed in stateful_tasks"
+            )
     everything = stateful + stateless
     named = {t.topology_name is not None for t in everything}
     if len(named) > 1:
@@ -129,20 +152,27 @@ def parse_cluster_state(document: Any) -> ClusterState:
 
     end_offsets = None
     if "changelog_end_offset_sums" in document:
-        end_offsets = _parse_end_offsets(document["changelog_end_offset_sums"], stateful_set, warnings)
+        end_offsets = _parse_end_offsets(
+            document["changelog_end_offset_sums"], stateful_set, warnings
+        )
 
     raw_clients = document.get("clients")
     if not isinstance(raw_clients, list):
-        raise InvalidScenarioError("clients", f"must be a list of clients, got {_kind(raw_clients)}")
+        raise InvalidScenarioError(
+            "clients", f"must be a list of clients, got {_kind(raw_clients)}"
+        )
     if not raw_clients:
         raise InvalidScenarioError("clients", "must list at least one client")
     clients: list[ClientState] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(raw_clients):
-        client = _parse_client(raw, f"clients[{i}]", stateful_set, stateless_set, end_offsets, warnings)
+        client = _parse_client(
+            raw, f"clients[{i}]", stateful_set, stateless_set, end_offsets, warnings
+        )
         if client.id in seen:
             raise InvalidScenarioError(
-                f"clients[{i}].id", f"duplicate client id {client.id} (also clients[{seen[client.id]}])"
+                f"clients[{i}].id",
+                f"duplicate client id {client.id} (also clients[{seen[client.id]}])",
             )
         seen[client.id] = i
         clients.append(client)
@@ -175,11 +205,12 @@ def _parse_configs(raw: Any) -> AssignmentConfigs:
             raise InvalidScenarioError(f"configs.{key}", "unknown config key")
         if key == "rack_aware_assignment_tags":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise InvalidScenarioError(f"configs.{key}", f"must be a list of strings, got {value!r}")
+                raise InvalidScenarioError(
+                    f"configs.{key}", f"must be a list of strings, got {value!r}"
+                )
             value = tuple(value)
-        elif key == "rack_aware_assignment_strategy":
-            if not isinstance(value, str):
-                raise InvalidScenarioError(f"configs.{key}", f"must be a string, got {value!r}")
+        elif key == "rack_aware_assignment_strategy" and not isinstance(value, str):
+            raise InvalidScenarioError(f"configs.{key}", f"must be a string, got {value!r}")
         values[key] = value
     return AssignmentConfigs(**values)
 
@@ -200,7 +231,9 @@ def _parse_task_list(document: Mapping[str, Any], key: str) -> list[TaskId]:
     for i, text in enumerate(raw):
         task = _parse_task(text, f"{key}[{i}]")
         if task in seen:
-            raise InvalidScenarioError(f"{key}[{i}]", f"task {task} is listed twice (also {key}[{seen[task]}])")
+            raise InvalidScenarioError(
+                f"{key}[{i}]", f"task {task} is listed twice (also {key}[{seen[task]}])"
+            )
         seen[task] = i
         tasks.append(task)
     return tasks
@@ -214,16 +247,22 @@ def _parse_long(value: Any, path: str) -> int:
     return value
 
 
-def _parse_end_offsets(raw: Any, stateful: frozenset[TaskId], warnings: list[str]) -> dict[TaskId, int]:
+def _parse_end_offsets(
+    raw: Any, stateful: frozenset[TaskId], warnings: list[str]
+) -> dict[TaskId, int]:
     path = "changelog_end_offset_sums"
     if not isinstance(raw, dict):
-        raise InvalidScenarioError(path, f"must be an object of task id to offset sum, got {_kind(raw)}")
+        raise InvalidScenarioError(
+            path, f"must be an object of task id to offset sum, got {_kind(raw)}"
+        )
     sums: dict[TaskId, int] = {}
     for text, value in raw.items():
         task = _parse_task(text, f"{path}.{text}")
         offset = _parse_long(value, f"{path}.{text}")
         if offset < 0:
-            raise InvalidScenarioError(f"{path}.{text}", f"end offset sum must be >= 0, got {offset}")
+            raise InvalidScenarioError(
+                f"{path}.{text}", f"end offset sum must be >= 0, got {offset}"
+            )
         if task not in stateful:
             warnings.append(f"{path}.{text}: task {task} is not a stateful task; ignored")
             continue
@@ -265,7 +304,9 @@ def _parse_lag_map(
     warnings: list[str],
 ) -> dict[TaskId, int]:
     if not isinstance(raw, dict):
-        raise InvalidScenarioError(path, f"must be an object of task id to records, got {_kind(raw)}")
+        raise InvalidScenarioError(
+            path, f"must be an object of task id to records, got {_kind(raw)}"
+        )
     result: dict[TaskId, int] = {}
     for text, value in raw.items():
         entry = f"{path}.{text}"
@@ -347,25 +388,37 @@ def _parse_client(
             raise InvalidScenarioError(
                 f"{path}.task_offset_sums", "needs the top-level changelog_end_offset_sums"
             )
-        offset_sums = _parse_lag_map(raw["task_offset_sums"], f"{path}.task_offset_sums", stateful, stateless, warnings)
+        offset_sums = _parse_lag_map(
+            raw["task_offset_sums"], f"{path}.task_offset_sums", stateful, stateless, warnings
+        )
         lags = {}
         for task, offset_sum in offset_sums.items():
             if task not in end_offsets:
                 raise InvalidScenarioError(
-                    f"changelog_end_offset_sums", f"missing the end offset sum of task {task}"
+                    "changelog_end_offset_sums", f"missing the end offset sum of task {task}"
                 )
             lags[task] = compute_task_lag(offset_sum, end_offsets[task])
     else:
-        lags = _parse_lag_map(raw.get("task_lags", {}), f"{path}.task_lags", stateful, stateless, warnings)
+        lags = _parse_lag_map(
+            raw.get("task_lags", {}), f"{path}.task_lags", stateful, stateless, warnings
+        )
 
     tags = raw.get("tags", {})
-    if not isinstance(tags, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
-        raise InvalidScenarioError(f"{path}.tags", f"must be an object of string to string, got {tags!r}")
+    if not isinstance(tags, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in tags.items()
+    ):
+        raise InvalidScenarioError(
+            f"{path}.tags", f"must be an object of string to string, got {tags!r}"
+        )
     if "rack" in raw and not isinstance(raw["rack"], str):
         raise InvalidScenarioError(f"{path}.rack", f"must be a string, got {raw['rack']!r}")
     if "rack" in raw and consumers is not None:
         consumers = tuple(
-            c if c.rack is not None else ConsumerState(c.member_id, c.prev_active, c.prev_standby, c.owned_partitions, raw["rack"])
+            c
+            if c.rack is not None
+            else ConsumerState(
+                c.member_id, c.prev_active, c.prev_standby, c.owned_partitions, raw["rack"]
+            )
             for c in consumers
         )
     return ClientState(
@@ -396,23 +449,36 @@ def _parse_consumers(
                 raise InvalidScenarioError(f"{where}.{key}", "unknown field")
         member = entry.get("member_id")
         if not isinstance(member, str) or not member:
-            raise InvalidScenarioError(f"{where}.member_id", f"must be a non-empty string, got {member!r}")
+            raise InvalidScenarioError(
+                f"{where}.member_id", f"must be a non-empty string, got {member!r}"
+            )
         if member in seen:
             raise InvalidScenarioError(f"{where}.member_id", f"duplicate member id {member!r}")
         seen.add(member)
         prev_active = _known_tasks(
-            _parse_task_refs(entry.get("prev_active", []), f"{where}.prev_active"), f"{where}.prev_active", known, warnings
+            _parse_task_refs(entry.get("prev_active", []), f"{where}.prev_active"),
+            f"{where}.prev_active",
+            known,
+            warnings,
         )
         prev_standby = _known_tasks(
-            _parse_task_refs(entry.get("prev_standby", []), f"{where}.prev_standby"), f"{where}.prev_standby", known, warnings
+            _parse_task_refs(entry.get("prev_standby", []), f"{where}.prev_standby"),
+            f"{where}.prev_standby",
+            known,
+            warnings,
         )
         owned = entry.get("owned_partitions", [])
         if not isinstance(owned, list) or not all(
-            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], int) and not isinstance(p[1], bool)
+            isinstance(p, list)
+            and len(p) == 2
+            and isinstance(p[0], str)
+            and isinstance(p[1], int)
+            and not isinstance(p[1], bool)
             for p in owned
         ):
             raise InvalidScenarioError(
-                f"{where}.owned_partitions", f"must be a list of [topic, partition] pairs, got {owned!r}"
+                f"{where}.owned_partitions",
+                f"must be a list of [topic, partition] pairs, got {owned!r}",
             )
         rack = entry.get("rack")
         if rack is not None and not isinstance(rack, str):
@@ -448,7 +514,9 @@ def cluster_state_to_json(state: ClusterState) -> dict[str, Any]:
     document["stateful_tasks"] = [str(t) for t in state.stateful_tasks]
     document["stateless_tasks"] = [str(t) for t in state.stateless_tasks]
     if state.changelog_end_offset_sums is not None:
-        document["changelog_end_offset_sums"] = {str(t): v for t, v in state.changelog_end_offset_sums.items()}
+        document["changelog_end_offset_sums"] = {
+            str(t): v for t, v in state.changelog_end_offset_sums.items()
+        }
     clients = []
     for client in state.clients:
         entry: dict[str, Any] = {
@@ -469,7 +537,11 @@ def cluster_state_to_json(state: ClusterState) -> dict[str, Any]:
                     "member_id": c.member_id,
                     "prev_active": [str(t) for t in c.prev_active],
                     "prev_standby": [str(t) for t in c.prev_standby],
-                    **({"owned_partitions": [list(p) for p in c.owned_partitions]} if c.owned_partitions else {}),
+                    **(
+                        {"owned_partitions": [list(p) for p in c.owned_partitions]}
+                        if c.owned_partitions
+                        else {}
+                    ),
                     **({"rack": c.rack} if c.rack is not None else {}),
                 }
                 for c in client.consumers

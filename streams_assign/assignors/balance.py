@@ -24,7 +24,9 @@ MovePredicate = Callable[[int, int, int], bool]
 _MARGIN = 1e-9
 
 
-def should_move_a_task(source_count: int, source_capacity: int, dest_count: int, dest_capacity: int) -> bool:
+def should_move_a_task(
+    source_count: int, source_capacity: int, dest_count: int, dest_capacity: int
+) -> bool:
     """Kafka's ``shouldMoveATask`` on assigned-task counts (actives plus standbys).
 
     True when the source is more loaded per thread than the destination and moving one task
@@ -67,6 +69,9 @@ def balance_tasks_over_threads(
     n = state.num_clients
     if n < 2:
         return
+    if state.literal:
+        _balance_all_pairs(state, standby, predicate)
+        return
     role = state.standby if standby else state.active
     capacity = np.asarray(state.capacity, dtype=np.float64)
     counts = np.asarray([state.assigned_count(c) for c in range(n)], dtype=np.float64)
@@ -101,15 +106,45 @@ def balance_tasks_over_threads(
                         continue
                     if predicate is not None and not predicate(src, dst, task):
                         continue
-                    if standby:
-                        state.unassign_standby(src, task)
-                        state.assign_standby(dst, task)
-                    else:
-                        state.unassign_active(src, task)
-                        state.assign_active(dst, task)
+                    _move(state, standby, src, dst, task)
                     counts[src] -= 1.0
                     counts[dst] += 1.0
                     keep_balancing = True
                     moved_from_src = True
             if moved_from_src:
                 floor = float(np.min((counts + 1.0) / capacity))
+
+
+def _move(state: AssignmentState, standby: bool, src: int, dst: int, task: int) -> None:
+    if standby:
+        state.unassign_standby(src, task)
+        state.assign_standby(dst, task)
+    else:
+        state.unassign_active(src, task)
+        state.assign_active(dst, task)
+
+
+def _balance_all_pairs(
+    state: AssignmentState, standby: bool, predicate: MovePredicate | None
+) -> None:
+    """Kafka's loop as written: every (source, destination) pair on every pass (verification)."""
+    role = state.standby if standby else state.active
+    n, cap = state.num_clients, state.capacity
+    keep_balancing = True
+    while keep_balancing:
+        keep_balancing = False
+        for src in range(n):
+            for dst in range(n):
+                if src == dst:
+                    continue
+                for task in sorted(role[src]):
+                    if not should_move_a_task(
+                        state.assigned_count(src), cap[src], state.assigned_count(dst), cap[dst]
+                    ):
+                        break
+                    if state.has_assigned(dst, task) or (
+                        predicate is not None and not predicate(src, dst, task)
+                    ):
+                        continue
+                    _move(state, standby, src, dst, task)
+                    keep_balancing = True

@@ -45,7 +45,9 @@ def assign_standby_replica_tasks(state: AssignmentState) -> None:
         return
     standby_assignor = create_standby_task_assignor(state)
     standby_assignor.assign(state)
-    balance_tasks_over_threads(state, standby=True, predicate=standby_assignor.is_allowed_task_movement)
+    balance_tasks_over_threads(
+        state, standby=True, predicate=standby_assignor.is_allowed_task_movement
+    )
 
 
 def assign_stateless_active_tasks(state: AssignmentState) -> None:
@@ -55,6 +57,16 @@ def assign_stateless_active_tasks(state: AssignmentState) -> None:
     are ignored. Source: ``HighAvailabilityTaskAssignor.assignStatelessActiveTasks`` (4.7).
     """
     load = state.active_load
+    if state.literal:
+        candidates = state.priority_set(load, lambda client, task: True)
+        candidates.offer_all(range(state.num_clients))
+        for task in state.stateless_tasks:
+            client = candidates.poll(task)
+            assert client is not None
+            state.assign_active(client, task)
+            candidates.offer(client)
+        return
+    # Only the polled client's weight changes, so a plain heap keyed (load, index) is exact.
     heap = [(load[c], c) for c in range(state.num_clients)]
     heapq.heapify(heap)
     for task in state.stateless_tasks:
@@ -103,6 +115,9 @@ class HighAvailabilityTaskAssignor:
 
     name = "high_availability"
 
+    def __init__(self, literal: bool = False) -> None:
+        self.literal = literal
+
     def assign(self, cluster: ClusterState) -> Assignment:
         """Decide actives, standbys and warmups for one rebalance.
 
@@ -122,6 +137,6 @@ class HighAvailabilityTaskAssignor:
         TaskAssignmentError
             Where Kafka throws IllegalStateException (an inconsistent input it cannot place).
         """
-        state = AssignmentState(cluster)
+        state = AssignmentState(cluster, literal=self.literal)
         probing, warmups = assign_with_state(state)
         return state.to_assignment(probing, warmups, assignor=self.name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from streams_assign.assignors.priority import JavaPriorityQueue
+from streams_assign.assignors.priority import JavaPriorityQueue, KafkaLiteralPrioritySet
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import TaskAssignmentError
 
@@ -64,8 +64,41 @@ def _least_loaded_caught_up(
     return best
 
 
+class _FastCaughtUpClients:
+    """The least-loaded caught-up client by direct minimum over the task's caught-up clients.
+
+    Every client is in Kafka's queue between movements (each poll is followed by offering the
+    source and destination back), so offers change nothing here.
+    """
+
+    def __init__(self, state: AssignmentState) -> None:
+        self._state = state
+
+    def offer(self, client: int) -> None:
+        pass
+
+    def offer_all(self, clients: list[int]) -> None:
+        pass
+
+    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
+        return _least_loaded_caught_up(self._state, task, extra)
+
+
+def _caught_up_clients_by_task_load(
+    state: AssignmentState,
+) -> _FastCaughtUpClients | KafkaLiteralPrioritySet:
+    if state.literal:
+        literal = state.priority_set(state.task_load, state.caught_up)
+        assert isinstance(literal, KafkaLiteralPrioritySet)
+        return literal
+    return _FastCaughtUpClients(state)
+
+
 def _most_caught_up_eligible_client(
-    state: AssignmentState, task: int, destination: int, eligible: Callable[[int], bool] | None = None
+    state: AssignmentState,
+    task: int,
+    destination: int,
+    eligible: Callable[[int], bool] | None = None,
 ) -> int | None:
     for client in state.clients_by_lag(task):
         if client == destination:
@@ -81,7 +114,9 @@ def _movement_queue(state: AssignmentState) -> JavaPriorityQueue[tuple[int, int]
     return JavaPriorityQueue(key=lambda m: (len(state.caught_up_clients(m[0])), m[0]))
 
 
-def _swap_standby_and_active(state: AssignmentState, task: int, source: int, destination: int) -> None:
+def _swap_standby_and_active(
+    state: AssignmentState, task: int, source: int, destination: int
+) -> None:
     state.unassign_standby(source, task)
     state.assign_active(source, task)
     state.unassign_active(destination, task)
@@ -135,32 +170,38 @@ def assign_active_task_movements(
     holder in ``(lag, ProcessId)`` order (KAFKA-13600), swapping if it holds a standby.
     """
     movements = _movement_queue(state)
+    caught_up = _caught_up_clients_by_task_load(state)
     for client in range(state.num_clients):
         for task in sorted(state.active[client]):
             if needs_move(state, task, client):
                 movements.offer((task, client))
+        caught_up.offer(client)
     needed = len(movements)
     while movements:
         movement = movements.poll()
         assert movement is not None
         task, destination = movement
-        source = _least_loaded_caught_up(state, task, lambda c, t=task: t in state.standby[c])
+        source = caught_up.poll(task, lambda c, t=task: t in state.standby[c])
         if source is not None:
             _swap_standby_and_active(state, task, source, destination)
+            caught_up.offer_all([source, destination])
             continue
-        source = _least_loaded_caught_up(state, task)
+        source = caught_up.poll(task)
         if source is not None:
             _move_active_and_try_to_warm_up(state, budget, task, source, destination, warmups)
+            caught_up.offer_all([source, destination])
             continue
         source = _most_caught_up_eligible_client(state, task, destination)
         if source is None:
             raise TaskAssignmentError(
-                f"tried to move task {state.tasks[task]} to a more caught-up client, but none exists"
+                f"tried to move task {state.tasks[task]} to a more caught-up client, "
+                "but none exists"
             )
         if task in state.standby[source]:
             _swap_standby_and_active(state, task, source, destination)
         else:
             _move_active_and_try_to_warm_up(state, budget, task, source, destination, warmups)
+        caught_up.offer_all([source, destination])
     return needed
 
 
@@ -180,6 +221,7 @@ def assign_standby_task_movements(
         The number of movements made.
     """
     movements = _movement_queue(state)
+    caught_up = _caught_up_clients_by_task_load(state)
     for destination in range(state.num_clients):
         skip = warmups.get(destination, set())
         for task in sorted(state.standby[destination]):
@@ -187,6 +229,7 @@ def assign_standby_task_movements(
                 continue
             if needs_move(state, task, destination):
                 movements.offer((task, destination))
+        caught_up.offer(destination)
     made = 0
     while movements:
         movement = movements.poll()
@@ -196,7 +239,7 @@ def assign_standby_task_movements(
         def eligible(client: int, task: int = task) -> bool:
             return not state.has_assigned(client, task)
 
-        source = _least_loaded_caught_up(state, task, eligible)
+        source = caught_up.poll(task, eligible)
         if source is None:
             source = _most_caught_up_eligible_client(state, task, destination, eligible)
         if source is None:
@@ -206,5 +249,6 @@ def assign_standby_task_movements(
             warmups.setdefault(destination, set()).add(task)
         else:
             state.unassign_standby(destination, task)
+        caught_up.offer_all([source, destination])
         made += 1
     return made

@@ -183,3 +183,89 @@ class ConstrainedPrioritySet:
         for entry in rejected:
             heapq.heappush(heap, entry)
         return found
+
+
+def java_hash_set_order(items: Sequence[T], hash_code: Callable[[T], int]) -> list[T]:
+    """Iteration order of a ``java.util.HashSet`` filled with ``items`` in this order.
+
+    OpenJDK's ``HashMap`` puts an element in bucket ``(h ^ (h >>> 16)) & (n - 1)`` of a table of
+    ``n`` buckets (16, doubled whenever the size passes 0.75 n) and iterates buckets in index
+    order, each in insertion order (a resize keeps the relative order within a bucket). Bins
+    that Java would turn into trees (8+ collisions in a table of 64+) are not modelled.
+    """
+    unique: list[T] = []
+    seen: set[T] = set()
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            unique.append(item)
+    table = 16
+    while len(unique) > table * 3 // 4:
+        table *= 2
+
+    def bucket(item: T) -> int:
+        h = hash_code(item) & 0xFFFF_FFFF
+        return (h ^ (h >> 16)) & (table - 1)
+
+    return sorted(unique, key=bucket)  # stable: insertion order within a bucket
+
+
+class KafkaLiteralPrioritySet:
+    """Kafka's ``ConstrainedPrioritySet`` reproduced structure for structure (verification only).
+
+    A ``java.util.PriorityQueue`` whose comparator reads each client's weight when it compares
+    (so a weight that changes while the client sits in the queue behaves as in Java), a
+    ``uniqueClients`` set, and rejected clients offered back in ``HashSet`` iteration order.
+    O(C log C) per poll, as in Kafka; :class:`ConstrainedPrioritySet` gives the same answers
+    faster, which the tests check against this class.
+
+    Parameters
+    ----------
+    weights:
+        Per client index, its current weight, read lazily.
+    constraint:
+        ``constraint(client, task)``.
+    hash_code:
+        Per client index, ``ProcessId.hashCode()`` (``UUID.hashCode()`` of the process id).
+    """
+
+    __slots__ = ("_queue", "_unique", "_constraint", "_hash_code")
+
+    def __init__(
+        self,
+        weights: Sequence[float],
+        constraint: Callable[[int, int], bool],
+        hash_code: Sequence[int],
+    ) -> None:
+        self._queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=lambda c: (weights[c], c))
+        self._unique: set[int] = set()
+        self._constraint = constraint
+        self._hash_code = hash_code
+
+    def offer(self, client: int) -> None:
+        """Kafka's ``offer``: remove the client if present, then insert it."""
+        if client in self._unique:
+            self._queue.remove(client)
+        else:
+            self._unique.add(client)
+        self._queue.offer(client)
+
+    def offer_all(self, clients: Iterable[int]) -> None:
+        """Offer each client in the given order."""
+        for client in clients:
+            self.offer(client)
+
+    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
+        """Kafka's ``poll(task, extraConstraint)``."""
+        rejected: list[int] = []
+        found = None
+        while self._queue:
+            client = self._queue.poll()
+            assert client is not None
+            self._unique.discard(client)
+            if self._constraint(client, task) and (extra is None or extra(client)):
+                found = client
+                break
+            rejected.append(client)
+        self.offer_all(java_hash_set_order(rejected, lambda c: self._hash_code[c]))
+        return found

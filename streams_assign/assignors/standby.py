@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from streams_assign.assignors.priority import ConstrainedPrioritySet
 from streams_assign.assignors.state import AssignmentState
 
 log = logging.getLogger(__name__)
@@ -23,6 +22,11 @@ class StandbyTaskAssignor(Protocol):
 
     def is_allowed_task_movement(self, source: int, destination: int, task: int) -> bool:
         """Whether balancing may move a standby from ``source`` to ``destination``."""
+
+    def is_allowed_task_movement_with_state(
+        self, state: AssignmentState, source: int, destination: int, task: int
+    ) -> bool:
+        """Whether the rack-aware optimiser may move ``task``'s standby (Kafka's 4-arg form)."""
 
 
 class DefaultStandbyTaskAssignor:
@@ -39,7 +43,7 @@ class DefaultStandbyTaskAssignor:
         replicas = state.cluster.configs.num_standby_replicas
         if replicas == 0:
             return
-        candidates = ConstrainedPrioritySet(
+        candidates = state.priority_set(
             state.task_load, lambda client, task: not state.has_assigned(client, task)
         )
         candidates.offer_all(range(state.num_clients))
@@ -62,6 +66,12 @@ class DefaultStandbyTaskAssignor:
 
     def is_allowed_task_movement(self, source: int, destination: int, task: int) -> bool:
         """Every balancing move is allowed."""
+        return True
+
+    def is_allowed_task_movement_with_state(
+        self, state: AssignmentState, source: int, destination: int, task: int
+    ) -> bool:
+        """Every optimiser move is allowed (Kafka's 4-argument default returns true)."""
         return True
 
 

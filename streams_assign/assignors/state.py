@@ -7,8 +7,9 @@ here, and ties broken on ProcessId or TaskId are ties broken on the index.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
+from streams_assign.assignors.priority import ConstrainedPrioritySet, KafkaLiteralPrioritySet
 from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     Assignment,
@@ -16,6 +17,7 @@ from streams_assign.model import (
     ClusterState,
     TaskId,
     is_caught_up,
+    java_uuid_hash_code,
 )
 
 
@@ -26,6 +28,10 @@ class AssignmentState:
     ----------
     cluster:
         The validated rebalance input.
+    literal:
+        Verification mode: use Kafka's data structures literally (Java priority queues read
+        lazily, the all-pairs balancing loop) instead of the fast equivalents. Same answers,
+        Kafka's running time; the tests compare the two.
 
     Attributes
     ----------
@@ -65,10 +71,16 @@ class AssignmentState:
         "acceptable_recovery_lag",
         "_caught_up_cache",
         "_by_lag_cache",
+        "literal",
+        "hash_code",
     )
 
-    def __init__(self, cluster: ClusterState) -> None:
+    def __init__(self, cluster: ClusterState, literal: bool = False) -> None:
         self.cluster = cluster
+        self.literal = literal
+        self.hash_code: list[int] = (
+            [java_uuid_hash_code(c.id) for c in cluster.clients] if literal else []
+        )
         self.tasks: list[TaskId] = list(cluster.all_tasks)
         self.task_index: dict[TaskId, int] = {task: i for i, task in enumerate(self.tasks)}
         stateful_set = set(cluster.stateful_tasks)
@@ -87,11 +99,24 @@ class AssignmentState:
             {index[task]: lag for task, lag in c.task_lags.items()} for c in cluster.clients
         ]
         self.no_state_lag: list[int] = [
-            cluster.no_state_lag(task) if s else 0 for task, s in zip(self.tasks, self.stateful, strict=True)
+            cluster.no_state_lag(task) if s else 0
+            for task, s in zip(self.tasks, self.stateful, strict=True)
         ]
         self.acceptable_recovery_lag = cluster.configs.acceptable_recovery_lag
         self._caught_up_cache: dict[int, list[int]] = {}
         self._by_lag_cache: dict[int, tuple[list[tuple[int, int]], set[int]]] = {}
+
+    def priority_set(
+        self, weights: Sequence[float], constraint: Callable[[int, int], bool]
+    ) -> ConstrainedPrioritySet | KafkaLiteralPrioritySet:
+        """A Kafka ``ConstrainedPrioritySet`` over this state's clients.
+
+        The fast lazy-heap version, or, in literal mode (``literal=True``, for verification),
+        the structure-for-structure Java one.
+        """
+        if self.literal:
+            return KafkaLiteralPrioritySet(weights, constraint, self.hash_code)
+        return ConstrainedPrioritySet(weights, constraint)
 
     # -- sizes -------------------------------------------------------------------------------
     @property
@@ -230,4 +255,6 @@ class AssignmentState:
                 standby=tuple(tasks[t] for t in sorted(self.standby[c])),
                 warmup=tuple(tasks[t] for t in sorted(warm)),
             )
-        return Assignment(clients=clients, probing_rebalance_needed=probing_rebalance_needed, assignor=assignor)
+        return Assignment(
+            clients=clients, probing_rebalance_needed=probing_rebalance_needed, assignor=assignor
+        )
