@@ -21,7 +21,7 @@ def process_ids(count: int, rng: random.Random) -> list[str]:
 
 
 def task_ids(subtopologies: int, partitions: int, first_subtopology: int = 0) -> list[str]:
-    """Task ids ``<s>_<p>`` for ``subtopologies`` subtopologies of ``partitions`` partitions each."""
+    """Task ids ``<s>_<p>``: ``subtopologies`` subtopologies of ``partitions`` partitions each."""
     return [
         f"{s}_{p}"
         for s in range(first_subtopology, first_subtopology + subtopologies)

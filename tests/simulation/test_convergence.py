@@ -77,7 +77,8 @@ def run_randomized_scenario(seed: int) -> None:
         partitions=lambda: rng.randrange(10) + 1,
     )
     history = [
-        f"seed={seed} clients={initial_clients} stateless={num_stateless} stateful={num_stateful} warmups={max_warmups} standbys={standbys}"
+        f"seed={seed} clients={initial_clients} stateless={num_stateless} "
+        f"stateful={num_stateful} warmups={max_warmups} standbys={standbys}"
     ]
     harness.converge(iteration_limit=1)
     assert harness.validity_problems() == [], history
