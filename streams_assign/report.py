@@ -19,31 +19,30 @@ def assignment_table(
 ) -> Table:
     """A table with one row per client: capacity, actives, standbys, warmups, moved-in tasks.
 
+    Clients show as the first 8 hex digits of their process id (the JSON output has them whole).
     "Moved in" lists the actives the client did not run as active before (``prev_active``): the
     tasks whose processing moves to it at this rebalance.
     """
-    table = Table(title=title, show_lines=False)
-    table.add_column("client (process id)", no_wrap=True)
-    table.add_column("capacity", justify="right")
-    table.add_column("active", justify="right")
-    table.add_column("standby", justify="right")
-    table.add_column("warmup", justify="right")
-    table.add_column("moved in (active)")
-    table.add_column("active tasks")
-    table.add_column("standby tasks")
+    table = Table(title=title)
+    table.add_column("client", no_wrap=True)
+    table.add_column("threads", justify="right")
+    table.add_column("act", justify="right")
+    table.add_column("stby", justify="right")
+    table.add_column("warm", justify="right")
+    table.add_column("moved in (active)", overflow="fold")
+    table.add_column("warmup tasks", overflow="fold")
     for client in cluster.clients:
         decided = assignment.clients[client.id]
         previous = set(client.prev_active)
         moved_in = [t for t in decided.active if t not in previous]
         table.add_row(
-            client.id,
+            client.id[:8],
             str(client.capacity),
             str(len(decided.active)),
             str(len(decided.standby)),
             str(len(decided.warmup)),
             _tasks(moved_in),
-            _tasks(decided.active),
-            _tasks(decided.standby),
+            _tasks(decided.warmup),
         )
     return table
 
