@@ -56,7 +56,7 @@ def main() -> None:
     for size in (int(s) for s in args.sizes.split(",")):
         cluster = parse_cluster_state(scale_scenario(size, seed=args.seed))
         fast = HighAvailabilityTaskAssignor()
-        seconds = median_seconds(lambda c=cluster: fast.assign(c), args.repeat)
+        seconds = median_seconds(lambda c=cluster, a=fast: a.assign(c), args.repeat)
         row = [
             str(size),
             str(size * 4),
