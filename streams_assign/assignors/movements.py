@@ -181,7 +181,11 @@ def assign_active_task_movements(
         movement = movements.poll()
         assert movement is not None
         task, destination = movement
-        source = caught_up.poll(task, lambda c, t=task: t in state.standby[c])
+
+        def holds_standby(client: int, task: int = task) -> bool:
+            return task in state.standby[client]
+
+        source = caught_up.poll(task, holds_standby)
         if source is not None:
             _swap_standby_and_active(state, task, source, destination)
             caught_up.offer_all([source, destination])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -36,7 +36,7 @@ class JavaPriorityQueue(Generic[T]):
 
     __slots__ = ("_queue", "_key")
 
-    def __init__(self, key: Callable[[T], object], items: Iterable[T] = ()) -> None:
+    def __init__(self, key: Callable[[T], Any], items: Iterable[T] = ()) -> None:
         self._queue: list[T] = []
         self._key = key
         for item in items:
