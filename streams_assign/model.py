@@ -24,7 +24,8 @@ LATEST_OFFSET = -2
 #: Kafka's ``SubscriptionInfo.UNKNOWN_OFFSET_SUM``: the client could not tell its offset sum.
 UNKNOWN_OFFSET_SUM = -3
 
-_TASK_RE = re.compile(r"^(?:(?P<name>.+)__)?(?P<sub>\d+)_(?P<part>\d+)$")
+# Kafka's TaskId.parse: the topology name ends at the first "__"; both numbers are plain ints.
+_TASK_RE = re.compile(r"(?:(?P<name>(?:(?!__).)+)__)?(?P<sub>[0-9]+)_(?P<part>[0-9]+)", re.DOTALL)
 _INT_MAX = 2**31 - 1
 
 
@@ -61,7 +62,7 @@ class TaskId:
         """Parse ``"<sub>_<part>"`` or ``"<name>__<sub>_<part>"`` (Kafka's ``TaskId.parse``)."""
         if not isinstance(text, str):
             raise InvalidTaskIdError("", f"task id must be a string, got {text!r}")
-        match = _TASK_RE.match(text)
+        match = _TASK_RE.fullmatch(text)
         if match is None:
             raise InvalidTaskIdError(
                 "", f"malformed task id {text!r} (expected '<subtopology>_<partition>')"

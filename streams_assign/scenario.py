@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid as _uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +31,10 @@ from streams_assign.model import (
 
 log = logging.getLogger(__name__)
 
+# The 8-4-4-4-12 hexadecimal form of a Kafka Streams process id (as UUID.toString writes it).
+_HEX = "[0-9a-fA-F]"
+_UUID_RE = re.compile(f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")
+
 CONFIG_KEYS = (
     "acceptable_recovery_lag",
     "max_warmup_replicas",
@@ -48,6 +53,7 @@ EXTENSION_KEYS = frozenset(
         "task_partitions",
         "task_changelog_partitions",
         "partition_racks",
+        "client_racks",
         "now_ms",
     }
 )
@@ -341,10 +347,9 @@ def _parse_client(
     process_id = raw.get("id")
     if not isinstance(process_id, str):
         raise InvalidScenarioError(f"{path}.id", f"must be a UUID string, got {process_id!r}")
-    try:
-        process_id = str(_uuid.UUID(process_id))
-    except ValueError:
-        raise InvalidScenarioError(f"{path}.id", f"not a UUID: {process_id!r}") from None
+    if not _UUID_RE.fullmatch(process_id):
+        raise InvalidScenarioError(f"{path}.id", f"not a UUID: {process_id!r}")
+    process_id = str(_uuid.UUID(process_id))
 
     known = stateful | stateless
     consumers = None
