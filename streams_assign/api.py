@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from streams_assign.assignors.fallback import select_assignor
 from streams_assign.errors import StreamsAssignError
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
@@ -78,7 +79,9 @@ def assign(
     source:
         The cluster state (object, parsed JSON document, or file path).
     assignor:
-        One of :data:`ASSIGNORS`; default Kafka's ``HighAvailabilityTaskAssignor``.
+        One of :data:`ASSIGNORS`; default Kafka's ``HighAvailabilityTaskAssignor``. As Kafka's
+        leader does, ``fallback_prior`` runs instead when the lag computation failed (every
+        stateful lag is -3, ``UNKNOWN_OFFSET_SUM``), unless ``sticky`` is asked for.
 
     Returns
     -------
@@ -103,6 +106,8 @@ def assign(
     ['0_0', '1_0']
     """
     cluster = as_cluster_state(source)
+    # Kafka's leader runs the fallback when changelog end offsets could not be fetched.
+    assignor = select_assignor(cluster, assignor)
     result = get_assignor(assignor).assign(cluster)
     if any(client.consumers is not None for client in cluster.clients):
         from streams_assign.assignors.threads import assign_tasks_to_consumers

@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--assignor",
         default="high_availability",
         choices=sorted(ASSIGNORS),
-        help="which of Kafka's assignors decides (default high_availability)",
+        help="which of Kafka's assignors decides (default high_availability; fallback_prior "
+        "runs instead when every stateful lag is -3, as Kafka does after a failed lag fetch)",
     )
     p_assign.set_defaults(handler=_cmd_assign)
 

@@ -260,6 +260,8 @@ class ClientState:
         The offset sums the client reported, when the input gave them (Kafka-native input).
     tags:
         ``client.tag.*`` values (KIP-708), for tag-aware standbys.
+    rack:
+        The client's ``client.rack`` (KIP-925), for rack-aware assignment; ``None`` when unknown.
     consumers:
         The client's stream threads, when the input lists them.
 
@@ -277,6 +279,7 @@ class ClientState:
     task_offset_sums: Mapping[TaskId, int] | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
     consumers: tuple[ConsumerState, ...] | None = None
+    rack: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -435,6 +435,7 @@ def _parse_client(
         task_offset_sums=offset_sums,
         tags=dict(tags),
         consumers=consumers,
+        rack=raw.get("rack"),
     )
 
 
@@ -536,6 +537,8 @@ def cluster_state_to_json(state: ClusterState) -> dict[str, Any]:
             entry["task_lags"] = {str(t): v for t, v in client.task_lags.items()}
         if client.tags:
             entry["tags"] = dict(client.tags)
+        if client.rack is not None:
+            entry["rack"] = client.rack
         if client.consumers is not None:
             entry["consumers"] = [
                 {
