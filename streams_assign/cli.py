@@ -101,7 +101,8 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:  # 
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as exc:
-            if exc.name == module_name:
+            # Only an absent feature module is skipped; a missing dependency inside it is an error.
+            if exc.name is not None and module_name.startswith(exc.name):
                 continue
             raise
         registrars.append(module.register)
