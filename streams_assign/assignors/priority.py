@@ -13,9 +13,26 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
+
+
+class PrioritySet(Protocol):
+    """The interface of Kafka's ``ConstrainedPrioritySet``.
+
+    ``AssignmentState.priority_set`` provides it (the fast lazy heap, or the literal Java
+    structure in verification mode).
+    """
+
+    def offer(self, client: int) -> None:
+        """Add or re-key a client."""
+
+    def offer_all(self, clients: Iterable[int]) -> None:
+        """Offer each client."""
+
+    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
+        """Remove and return the least-loaded eligible client, or ``None``."""
 
 
 class JavaPriorityQueue(Generic[T]):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from streams_assign.assignors.priority import PrioritySet
 from streams_assign.assignors.state import AssignmentState
 
 log = logging.getLogger(__name__)
@@ -48,21 +49,7 @@ class DefaultStandbyTaskAssignor:
         )
         candidates.offer_all(range(state.num_clients))
         for task in state.stateful_tasks:
-            remaining = replicas
-            while remaining > 0:
-                client = candidates.poll(task)
-                if client is None:
-                    break
-                state.assign_standby(client, task)
-                remaining -= 1
-                candidates.offer(client)
-            if remaining > 0:
-                log.warning(
-                    "Unable to assign %d of %d standby tasks for task [%s]: not enough clients",
-                    remaining,
-                    replicas,
-                    state.tasks[task],
-                )
+            assign_standbys_to_least_loaded_clients(state, candidates, task, replicas)
 
     def is_allowed_task_movement(self, source: int, destination: int, task: int) -> bool:
         """Every balancing move is allowed."""
@@ -73,6 +60,38 @@ class DefaultStandbyTaskAssignor:
     ) -> bool:
         """Every optimiser move is allowed (Kafka's 4-argument default returns true)."""
         return True
+
+
+def assign_standbys_to_least_loaded_clients(
+    state: AssignmentState, candidates: PrioritySet, task: int, count: int
+) -> int:
+    """Place up to ``count`` standbys of ``task``, each on the least-loaded client without it.
+
+    The loop of Kafka's ``DefaultStandbyTaskAssignor`` (and of the tag-aware assignor's pending
+    fill): poll, assign, offer the client back with its new load. Logs Kafka's warning when the
+    clients run out.
+
+    Returns
+    -------
+    int
+        How many copies could not be placed.
+    """
+    remaining = count
+    while remaining > 0:
+        client = candidates.poll(task)
+        if client is None:
+            break
+        state.assign_standby(client, task)
+        remaining -= 1
+        candidates.offer(client)
+    if remaining > 0:
+        log.warning(
+            "Unable to assign %d of %d standby tasks for task [%s]: not enough clients",
+            remaining,
+            state.cluster.configs.num_standby_replicas,
+            state.tasks[task],
+        )
+    return remaining
 
 
 def create_standby_task_assignor(state: AssignmentState) -> StandbyTaskAssignor:

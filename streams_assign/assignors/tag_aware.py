@@ -16,9 +16,10 @@ Source: ``ClientTagAwareStandbyTaskAssignor`` and ``StandbyTaskAssignmentUtils``
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence, Set
-from typing import Protocol
+from collections.abc import Mapping, MutableMapping, Sequence, Set
 
+from streams_assign.assignors.priority import PrioritySet
+from streams_assign.assignors.standby import assign_standbys_to_least_loaded_clients
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.javacompat import JavaHashMap, task_hash_map
 from streams_assign.model import TaskId
@@ -27,23 +28,6 @@ log = logging.getLogger(__name__)
 
 #: A (tag key, tag value) pair: Kafka's ``ClientTagAwareStandbyTaskAssignor.TagEntry``.
 TagEntry = tuple[str, str]
-
-
-class PrioritySet(Protocol):
-    """What this module needs of Kafka's ``ConstrainedPrioritySet``.
-
-    ``AssignmentState.priority_set`` provides it (the fast lazy heap, or the literal Java
-    structure in verification mode).
-    """
-
-    def offer(self, client: int) -> None:
-        """Add or re-key a client."""
-
-    def offer_all(self, clients: Iterable[int]) -> None:
-        """Offer each client."""
-
-    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
-        """Remove and return the least-loaded eligible client, or ``None``."""
 
 
 def fill_clients_tag_statistics(
@@ -208,26 +192,11 @@ def _assign_pending_standby_tasks_to_least_loaded_clients(
     """Kafka's ``assignPendingStandbyTasksToLeastLoadedClients``: Default-style fill of what is
     left, task by task in ``HashMap`` iteration order."""
     candidates.offer_all(range(state.num_clients))
-    replicas = state.cluster.configs.num_standby_replicas
     for task_id, remaining in tasks_to_remaining_standbys.items():
-        task = state.task_index[task_id]
-        while remaining > 0:
-            client = candidates.poll(task)
-            if client is None:
-                break
-            state.assign_standby(client, task)
-            remaining -= 1
-            candidates.offer(client)
-            tasks_to_remaining_standbys.put(task_id, remaining)
-        if remaining > 0:
-            log.warning(
-                "Unable to assign %d of %d standby tasks for task [%s]. There is not enough "
-                "available capacity. You should increase the number of application instances "
-                "to maintain the requested number of standby replicas.",
-                remaining,
-                replicas,
-                task_id,
-            )
+        left = assign_standbys_to_least_loaded_clients(
+            state, candidates, state.task_index[task_id], remaining
+        )
+        tasks_to_remaining_standbys.put(task_id, left)
 
 
 def tags_match(source_tags: Mapping[str, str], destination_tags: Mapping[str, str]) -> bool:
