@@ -5,16 +5,21 @@ caught-up (or more caught-up) client; the old holder keeps a warmup replica whil
 ``max.warmup.replicas`` budget lasts. Standbys on clients that are not caught up get a copy on a
 more caught-up client the same way.
 
-Kafka keeps every client in one priority queue and pops all of them until a caught-up one
-appears: O(C log C) per movement. Only caught-up clients can pass, and all clients are back in
-the queue between movements, so the least-loaded eligible client is the minimum of
-``(assignedTaskLoad, ProcessId)`` over the task's caught-up clients: O(k) per movement.
+Kafka keeps every client in one priority queue and pops clients until a caught-up one appears:
+O(C log C) per movement. While Java's heap is valid, that is the minimum of
+``(assignedTaskLoad, ProcessId)`` over the task's caught-up clients, O(k); but a load that
+changes while its client sits in the heap (the old holder losing a task when the warmup budget
+is spent) can leave the heap out of order, and Kafka's answers then depend on the array layout.
+:class:`~streams_assign.assignors.java_heap.ExactCaughtUpClients` answers by the minimum and
+rebuilds Java's array only when such a change can matter, so it gives Kafka's exact answers;
+``AssignmentState.literal`` uses the structure-for-structure Java one instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from streams_assign.assignors.java_heap import ExactCaughtUpClients
 from streams_assign.assignors.priority import JavaPriorityQueue, KafkaLiteralPrioritySet
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import TaskAssignmentError
@@ -49,49 +54,14 @@ def needs_move(state: AssignmentState, task: int, client: int) -> bool:
     return state.most_caught_up_lag(task) < state.lag(client, task)
 
 
-def _least_loaded_caught_up(
-    state: AssignmentState, task: int, extra: Callable[[int], bool] | None = None
-) -> int | None:
-    best: int | None = None
-    best_key: tuple[float, int] | None = None
-    load = state.task_load
-    for client in state.caught_up_clients(task):
-        if extra is not None and not extra(client):
-            continue
-        key = (load[client], client)
-        if best_key is None or key < best_key:
-            best, best_key = client, key
-    return best
-
-
-class _FastCaughtUpClients:
-    """The least-loaded caught-up client by direct minimum over the task's caught-up clients.
-
-    Every client is in Kafka's queue between movements (each poll is followed by offering the
-    source and destination back), so offers change nothing here.
-    """
-
-    def __init__(self, state: AssignmentState) -> None:
-        self._state = state
-
-    def offer(self, client: int) -> None:
-        pass
-
-    def offer_all(self, clients: list[int]) -> None:
-        pass
-
-    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
-        return _least_loaded_caught_up(self._state, task, extra)
-
-
 def _caught_up_clients_by_task_load(
     state: AssignmentState,
-) -> _FastCaughtUpClients | KafkaLiteralPrioritySet:
+) -> ExactCaughtUpClients | KafkaLiteralPrioritySet:
     if state.literal:
         literal = state.priority_set(state.task_load, state.caught_up)
         assert isinstance(literal, KafkaLiteralPrioritySet)
         return literal
-    return _FastCaughtUpClients(state)
+    return ExactCaughtUpClients(state)
 
 
 def _most_caught_up_eligible_client(
