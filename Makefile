@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m streams_assign.demo
+	$(BIN)/python -m lag.demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
