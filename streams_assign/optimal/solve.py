@@ -1,0 +1,622 @@
+"""Solve the assignment model to proven optimality, one lexicographic stage at a time.
+
+:func:`solve_optimal` minimises the objectives of :data:`~streams_assign.optimal.model.OBJECTIVES`
+in order, fixing each stage's optimum as an upper bound before the next stage runs. The
+restore-records stage stops as soon as CP-SAT meets the min-cost-flow lower bound of
+:mod:`~streams_assign.optimal.bounds`, which proves it optimal without CP-SAT's own proof.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from streams_assign.model import Assignment, ClientAssignment, ClusterState
+from streams_assign.optimal.bounds import FlowBound, flow_lower_bound, min_active_spread
+from streams_assign.optimal.costs import PlacementCosts
+from streams_assign.optimal.metrics import Metrics, score
+from streams_assign.optimal.model import OBJECTIVES, AssignmentModel, HallCut, Problem
+
+log = logging.getLogger(__name__)
+
+#: Default CP-SAT settings, fixed so that runs repeat (objective values, not assignments).
+DEFAULT_NUM_WORKERS = 2
+DEFAULT_RANDOM_SEED = 0
+DEFAULT_TIME_LIMIT = 10.0
+#: Hall cuts learnt before giving up aggregation (each costs a re-solve).
+MAX_HALL_CUTS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """One lexicographic stage: what it minimised and how far the solver got.
+
+    Attributes
+    ----------
+    name:
+        The metric minimised (``restore_records``, ``moves``, ``active_load_spread``).
+    status:
+        ``OPTIMAL`` (proven by CP-SAT or by the flow bound), ``FEASIBLE``, ``INFEASIBLE``,
+        ``UNKNOWN`` (no solution in time), or ``NOT_RUN`` (no time left to start it).
+    value, bound:
+        The best objective found and a proven lower bound, in the metric's unit, given the
+        earlier stages' values; ``None`` when unknown.
+    seconds:
+        Wall time of the stage's solve.
+    """
+
+    name: str
+    status: str
+    value: int | Fraction | None
+    bound: int | Fraction | None
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class OptimalResult:
+    """The outcome of :func:`solve_optimal`.
+
+    Attributes
+    ----------
+    problem:
+        ``target`` or ``immediate``.
+    status:
+        ``OPTIMAL`` (every stage proven), ``FEASIBLE`` (a solution, not proven best),
+        ``INFEASIBLE`` (no assignment meets the constraints; see ``explanation``) or ``UNKNOWN``
+        (the time limit ran out before any solution).
+    assignment:
+        The best assignment found, or ``None``.
+    metrics:
+        The scorer's metrics of ``assignment``.
+    objective, bound:
+        Per objective name, the value of ``assignment`` and a proven lower bound.
+    stages:
+        Each stage's details.
+    solve_seconds:
+        Wall time of model building, bounds and all stages.
+    explanation:
+        Why there is no solution (INFEASIBLE/UNKNOWN), else ``None``.
+    restore_scale:
+        The factor restore records were divided by inside the solver (1 = exact).
+    flow_bound:
+        The min-cost-flow lower bounds computed on the way.
+    """
+
+    problem: Problem
+    status: str
+    assignment: Assignment | None
+    metrics: Metrics | None
+    objective: Mapping[str, int | Fraction]
+    bound: Mapping[str, int | Fraction | None]
+    stages: tuple[StageResult, ...]
+    solve_seconds: float
+    explanation: str | None = None
+    restore_scale: int = 1
+    flow_bound: FlowBound | None = None
+
+    def gap(self, name: str) -> float | None:
+        """Relative gap ``(value - bound) / value`` of an objective (0 when the value is 0)."""
+        value, bound = self.objective.get(name), self.bound.get(name)
+        if value is None or bound is None:
+            return None
+        if value == 0:
+            return 0.0
+        return float(max(Fraction(0), Fraction(value) - Fraction(bound)) / Fraction(value))
+
+    def to_json(self) -> dict[str, Any]:
+        """The assignment in the output format, plus status, objective, bound, gap and timing."""
+        document: dict[str, Any] = {}
+        if self.assignment is not None:
+            document.update(self.assignment.to_json())
+        document["problem"] = self.problem.value
+        document["status"] = self.status
+        document["objective"] = {k: json_number(v) for k, v in self.objective.items()}
+        document["bound"] = {k: json_number(v) for k, v in self.bound.items()}
+        document["gap"] = {k: self.gap(k) for k in self.objective}
+        document["solve_seconds"] = round(self.solve_seconds, 3)
+        document["stages"] = [
+            {
+                "objective": s.name,
+                "status": s.status,
+                "value": json_number(s.value),
+                "bound": json_number(s.bound),
+                "seconds": round(s.seconds, 3),
+            }
+            for s in self.stages
+        ]
+        if self.restore_scale != 1:
+            document["restore_scale"] = self.restore_scale
+        if self.explanation:
+            document["explanation"] = self.explanation
+        return document
+
+
+def json_number(value: int | Fraction | None) -> int | float | None:
+    """A metric value for JSON: fractions as floats rounded to 6 decimals."""
+    if isinstance(value, Fraction):
+        return round(float(value), 6)
+    return value
+
+
+def make_solver(num_workers: int, random_seed: int, seconds: float) -> cp_model.CpSolver:
+    """A CP-SAT solver with pinned workers and seed and a wall-time limit.
+
+    Parameters
+    ----------
+    num_workers, random_seed:
+        CP-SAT's ``num_workers`` and ``random_seed``.
+    seconds:
+        ``max_time_in_seconds`` (at least 0.01).
+
+    Returns
+    -------
+    CpSolver
+    """
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = num_workers
+    solver.parameters.random_seed = random_seed
+    solver.parameters.max_time_in_seconds = max(seconds, 0.01)
+    # With fewer than three workers CP-SAT's portfolio has no worker that linearises the
+    # at-most-one constraints, and the bound of this transportation-like model stalls far below
+    # the optimum; ask for the LP-heavy worker explicitly.
+    if num_workers == 1:
+        solver.parameters.linearization_level = 2
+    elif num_workers == 2:
+        solver.parameters.subsolvers.extend(["max_lp", "default_lp"])
+    return solver
+
+
+class _StopAtBound(cp_model.CpSolverSolutionCallback):
+    """Stop the search at a solution that meets a bound proven elsewhere (the flow bound)."""
+
+    def __init__(self, bound: int | None) -> None:
+        super().__init__()
+        self.bound = bound
+        self.reached = False
+
+    def on_solution_callback(self) -> None:
+        if self.bound is not None and self.objective_value <= self.bound + 0.5:
+            self.reached = True
+            self.stop_search()
+
+
+def solve_optimal(
+    cluster: ClusterState,
+    problem: Problem | str = Problem.TARGET,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    num_workers: int = DEFAULT_NUM_WORKERS,
+    random_seed: int = DEFAULT_RANDOM_SEED,
+    hint: Assignment | None = None,
+    costs: PlacementCosts | None = None,
+    aggregate: bool = True,
+) -> OptimalResult:
+    """Solve one problem to proven optimality (or the best found within ``time_limit``).
+
+    Parameters
+    ----------
+    cluster:
+        The validated rebalance input.
+    problem:
+        ``"target"`` (best converged assignment) or ``"immediate"`` (best next assignment under
+        Kafka's availability rule).
+    time_limit:
+        Wall seconds for all stages together.
+    num_workers, random_seed:
+        CP-SAT's search workers and seed, pinned so runs repeat.
+    hint:
+        An assignment to start the search from (Kafka's HA, say); parts the model forbids are
+        repaired by CP-SAT.
+    costs:
+        The cluster's cost table, when already built.
+    aggregate:
+        Count interchangeable clients instead of naming them (see
+        :class:`~streams_assign.optimal.model.AssignmentModel`); falls back to the full model
+        by itself when the count cannot be turned into names.
+
+    Returns
+    -------
+    OptimalResult
+        Status, assignment, objective values and bounds per stage.
+
+    Notes
+    -----
+    The immediate problem's first stage, the active-load spread, is solved exactly by
+    feasibility flows (:func:`~streams_assign.optimal.bounds.min_active_spread`) and then
+    bounds the later stages. Stages run in the order of
+    :data:`~streams_assign.optimal.model.OBJECTIVES`; each stage's best value becomes an upper
+    bound before the next stage runs, which is exact lexicographic optimisation when every
+    stage is OPTIMAL. ``hint`` guides the first stage only.
+
+    Warmups are allowed in the immediate problem (at most ``max.warmup.replicas``) but not
+    modelled: a warmup is an extra standby, which changes neither the active load nor
+    availability and only adds restore records and moves, so deleting every warmup of a feasible
+    assignment keeps it feasible and no worse in any objective. The optimum without warmups is
+    the optimum with them.
+
+    References
+    ----------
+    Kafka Streams ``HighAvailabilityTaskAssignor`` and ``AssignmentTestUtils`` (balance
+    checks); KIP-441, "Smooth Scaling Out for Kafka Streams".
+
+    Examples
+    --------
+    >>> from streams_assign.scenario import parse_cluster_state
+    >>> cluster = parse_cluster_state({"stateful_tasks": ["0_0", "0_1"], "clients": [
+    ...     {"id": "00000000-0000-0000-0000-000000000001", "capacity": 1,
+    ...      "prev_active": ["0_0"], "task_lags": {"0_0": -2}},
+    ...     {"id": "00000000-0000-0000-0000-000000000002", "capacity": 1,
+    ...      "prev_active": ["0_1"], "task_lags": {"0_1": -2}}]})
+    >>> result = solve_optimal(cluster, "target")
+    >>> result.status, result.objective["restore_records"], result.objective["moves"]
+    ('OPTIMAL', 0, 0)
+    """
+    problem = Problem(problem)
+    start = time.monotonic()
+    deadline = start + time_limit
+    costs = costs or PlacementCosts.of(cluster)
+    flow = flow_lower_bound(cluster, problem, costs)
+    spread_stage: StageResult | None = None
+    active_spread = None
+    if problem is Problem.IMMEDIATE:
+        spread = min_active_spread(costs)
+        active_spread = spread.spread
+        spread_stage = StageResult(
+            "active_load_spread", "OPTIMAL", spread.spread, spread.spread, spread.seconds
+        )
+    cuts: list[HallCut] = []
+    while True:
+        built = AssignmentModel(
+            costs, problem, aggregate=aggregate, active_spread=active_spread, cuts=cuts
+        )
+        if hint is not None:
+            for var, value in built.variable_values(hint).items():
+                built.model.add_hint(var, value)
+        stages, last_good = _run_stages(built, problem, flow, deadline, num_workers, random_seed)
+        if spread_stage is not None:
+            stages.insert(0, spread_stage)
+        if last_good is None:
+            return _no_solution(
+                costs, problem, flow, stages, start, time_limit, built, num_workers, random_seed
+            )
+        assignment = built.extract(last_good)
+        if assignment is not None:
+            break
+        # The counted generic copies cannot be named: learn the broken Hall inequalities and
+        # solve again, or, when none is found (or time is up), fall back to naming every client.
+        new_cuts = [cut for cut in built.hall_cuts(last_good) if cut not in cuts]
+        if not aggregate:
+            raise AssertionError("the unaggregated model has no generic copies to name")
+        if not new_cuts or len(cuts) >= MAX_HALL_CUTS or time.monotonic() >= deadline:
+            log.info("generic copies could not be named; solving without aggregation")
+            return solve_optimal(
+                cluster,
+                problem,
+                max(deadline - time.monotonic(), 1.0),
+                num_workers,
+                random_seed,
+                hint,
+                costs,
+                aggregate=False,
+            )
+        log.info("generic copies could not be named; adding %d Hall cut(s)", len(new_cuts))
+        cuts.extend(new_cuts)
+    elapsed = time.monotonic() - start
+    metrics = score(cluster, assignment, costs)
+    assignment = Assignment(
+        clients=assignment.clients,
+        probing_rebalance_needed=probing_rebalance_needed(costs, assignment),
+        assignor=assignment.assignor,
+    )
+    objective: dict[str, int | Fraction] = {}
+    for name in OBJECTIVES[problem]:
+        raw_metric = getattr(metrics, name)
+        objective[name] = raw_metric if isinstance(raw_metric, Fraction) else int(raw_metric)
+    bound = _with_flow_bounds({stage.name: stage.bound for stage in stages}, flow)
+    all_optimal = all(s.status == "OPTIMAL" for s in stages)
+    return OptimalResult(
+        problem=problem,
+        status="OPTIMAL" if all_optimal else "FEASIBLE",
+        assignment=assignment,
+        metrics=metrics,
+        objective=objective,
+        bound=bound,
+        stages=tuple(stages),
+        solve_seconds=elapsed,
+        restore_scale=built.restore_scale,
+        flow_bound=flow,
+    )
+
+
+def _run_stages(
+    built: AssignmentModel,
+    problem: Problem,
+    flow: FlowBound,
+    deadline: float,
+    num_workers: int,
+    random_seed: int,
+) -> tuple[list[StageResult], cp_model.CpSolver | None]:
+    """Minimise the model's objectives in order; each optimum bounds the next stage."""
+    stages: list[StageResult] = []
+    last_good: cp_model.CpSolver | None = None
+    for name in OBJECTIVES[problem]:
+        if name not in built.objectives:
+            continue  # solved by flows
+        expression = built.objectives[name]
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 and last_good is not None:
+            stages.append(StageResult(name, "NOT_RUN", None, None, 0.0))
+            continue
+        built.model.minimize(expression)
+        solver = make_solver(num_workers, random_seed, remaining)
+        known = None
+        if (
+            name == "restore_records"
+            and flow.restore_records is not None
+            and built.restore_scale == 1
+        ):
+            known = flow.restore_records
+        stopper = _StopAtBound(known)
+        began = time.monotonic()
+        status = solver.solve(built.model, stopper)
+        seconds = time.monotonic() - began
+        status_name = solver.status_name(status)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            stages.append(StageResult(name, status_name, None, None, seconds))
+            break
+        raw = round(solver.objective_value)
+        value = built.objective_value(name, raw)
+        bound = built.objective_bound(name, solver.best_objective_bound)
+        if known is not None:
+            bound = max(bound, known)
+        if stopper.reached or bound == value:
+            status_name = "OPTIMAL"
+        if name == "restore_records" and built.restore_scale > 1 and bound < value:
+            # Optimal for the scaled costs only: not a proof for the exact records.
+            status_name = "FEASIBLE"
+        stages.append(StageResult(name, status_name, value, bound, seconds))
+        # Not hinting the next stage with this solution is deliberate: measured, the hint
+        # made the next stage slower, not faster.
+        built.model.add(expression <= raw)
+        built.model.clear_hints()
+        last_good = solver
+    return stages, last_good
+
+
+def _with_flow_bounds(
+    bound: dict[str, int | Fraction | None], flow: FlowBound
+) -> dict[str, int | Fraction | None]:
+    """Raise each stage's bound to the min-cost-flow bound where that is higher.
+
+    The flow bounds hold for every feasible assignment, so also for the lexicographic optimum,
+    whatever the earlier stages fixed.
+    """
+    merged = dict(bound)
+    for name, value in (("restore_records", flow.restore_records), ("moves", flow.moves)):
+        if value is None:
+            continue
+        current = merged.get(name)
+        merged[name] = value if current is None else max(current, value)
+    return merged
+
+
+def _no_solution(
+    costs: PlacementCosts,
+    problem: Problem,
+    flow: FlowBound,
+    stages: list[StageResult],
+    start: float,
+    time_limit: float,
+    built: AssignmentModel,
+    num_workers: int,
+    random_seed: int,
+) -> OptimalResult:
+    infeasible = bool(stages) and stages[-1].status == "INFEASIBLE"
+    return OptimalResult(
+        problem=problem,
+        status="INFEASIBLE" if infeasible else "UNKNOWN",
+        assignment=None,
+        metrics=None,
+        objective={},
+        bound=_with_flow_bounds({s.name: s.bound for s in stages}, flow),
+        stages=tuple(stages),
+        solve_seconds=time.monotonic() - start,
+        explanation=(
+            explain_infeasibility(costs, problem, flow, num_workers, random_seed)
+            if infeasible
+            else f"no assignment found within the time limit of {time_limit:g} s"
+        ),
+        restore_scale=built.restore_scale,
+        flow_bound=flow,
+    )
+
+
+def probing_rebalance_needed(costs: PlacementCosts, assignment: Assignment) -> bool:
+    """Whether a stateful active sits where another client has strictly less to restore.
+
+    Parameters
+    ----------
+    costs:
+        The cluster's cost table.
+    assignment:
+        An assignment of the cluster (every client listed).
+
+    Returns
+    -------
+    bool
+        The ``probing_rebalance_needed`` of the optimum's output.
+
+    Notes
+    -----
+    Kafka's ``needsMove`` (reference 4.5) applied to the result: such a task would be moved at a
+    later (probing) rebalance once a better client caught up.
+    """
+    index = {task: t for t, task in enumerate(costs.tasks)}
+    for c, pid in enumerate(costs.client_ids):
+        for task in assignment.clients[pid].active:
+            t = index[task]
+            if not costs.stateful[t] or costs.caught_up[c][t]:
+                continue
+            here = costs.restore[c][t]
+            if any(costs.restore[o][t] < here for o in range(costs.num_clients)):
+                return True
+    return False
+
+
+def explain_infeasibility(
+    costs: PlacementCosts,
+    problem: Problem,
+    flow: FlowBound | None = None,
+    num_workers: int = DEFAULT_NUM_WORKERS,
+    random_seed: int = DEFAULT_RANDOM_SEED,
+) -> str:
+    """One sentence on which constraint group makes ``problem`` infeasible.
+
+    Parameters
+    ----------
+    costs:
+        The cluster's cost table.
+    problem:
+        The problem found infeasible.
+    flow:
+        Its min-cost-flow bounds, when computed (they may already prove the culprit).
+    num_workers, random_seed:
+        CP-SAT settings for the relaxed re-solves.
+
+    Returns
+    -------
+    str
+        The explanation, naming the constraint group, the copies per task and the capacities.
+
+    Notes
+    -----
+    For the target: when the min-cost flow already finds no balanced way to place every task's
+    copies on distinct clients, the stateful load is to blame; otherwise the model is re-solved
+    without the stateful-load, then without the active-load balance, and the group whose removal
+    restores feasibility is named.
+    """
+    n_standbys = costs.num_standbys
+    n_stateful = len(costs.stateful_indices)
+    capacities = ", ".join(str(c) for c in costs.capacities)
+    copies = (
+        f"{1 + n_standbys} cop{'y' if n_standbys == 0 else 'ies'} (active + {n_standbys} standby)"
+    )
+    stateful_sentence = (
+        f"no assignment keeps the stateful load (stateful actives + standbys per thread) within 1 "
+        f"across clients while placing {copies} of each of {n_stateful} stateful task(s) on "
+        f"distinct clients (client capacities: {capacities})"
+    )
+    if problem is not Problem.TARGET:
+        return (
+            "the immediate problem has no feasible assignment (unexpected; please report the input)"
+        )
+    if flow is not None and not flow.feasible:
+        return stateful_sentence
+    for keep_active, keep_stateful, sentence in (
+        (True, False, stateful_sentence),
+        (
+            False,
+            True,
+            f"no assignment keeps the active load (actives per thread) within 1 across clients "
+            f"(client capacities: {capacities})",
+        ),
+    ):
+        relaxed = AssignmentModel(
+            costs, problem, balance_active=keep_active, balance_stateful=keep_stateful
+        )
+        status = make_solver(num_workers, random_seed, 10.0).solve(relaxed.model)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return sentence
+    return (
+        "no assignment balances active load and stateful load together with "
+        f"{copies} of each stateful task (client capacities: {capacities})"
+    )
+
+
+def model_violations(
+    cluster: ClusterState, assignment: Assignment, problem: Problem | str
+) -> list[str]:
+    """Why ``assignment`` is not a feasible point of ``problem``'s model (empty when it is).
+
+    Parameters
+    ----------
+    cluster:
+        The cluster state.
+    assignment:
+        Any assignment of it (Kafka's HA output, typically).
+    problem:
+        ``target`` or ``immediate``.
+
+    Returns
+    -------
+    list of str
+        One sentence per broken constraint.
+
+    Notes
+    -----
+    *target*: every task active once, no standby of a stateless task or on its active's client,
+    exactly ``min(num.standby.replicas, clients - 1)`` standbys per stateful task (so no
+    warmups), active and stateful load spreads <= 1.
+
+    *immediate*: every task active once, no standby of a stateless task or on its active's
+    client, at least that many standbys per stateful task besides warmups and at most
+    ``max.warmup.replicas`` extra standbys in total (Kafka's ``assertValidAssignment`` count),
+    and Kafka's availability rule. The solver drops warmups (see :func:`solve_optimal`), which
+    keeps such a point feasible and no worse.
+    """
+    problem = Problem(problem)
+    costs = PlacementCosts.of(cluster)
+    metrics = score(cluster, assignment, costs)
+    index = {task: t for t, task in enumerate(costs.tasks)}
+    reasons = [s for s in metrics.violations if "held by" not in s and "extra copies" not in s]
+    standbys: dict[int, int] = {}
+    labelled: dict[int, int] = {}
+    for c, pid in enumerate(costs.client_ids):
+        decided = assignment.clients.get(pid, ClientAssignment())
+        for task in decided.standby:
+            standbys[index[task]] = standbys.get(index[task], 0) + 1
+        for task in decided.warmup:
+            labelled[index[task]] = labelled.get(index[task], 0) + 1
+        if problem is Problem.IMMEDIATE:
+            for task in decided.active:
+                t = index[task]
+                up = costs.caught_up_clients(t)
+                if costs.stateful[t] and not costs.caught_up[c][t] and up:
+                    reasons.append(
+                        f"task {task} is active on {pid}, which is not caught up, although "
+                        f"{len(up)} client(s) are (availability rule)"
+                    )
+    wanted = costs.num_standbys
+    extra = 0
+    for t in costs.stateful_indices:
+        placed = standbys.get(t, 0)
+        if problem is Problem.TARGET:
+            if placed != wanted:
+                task = costs.tasks[t]
+                reasons.append(
+                    f"task {task} has {placed} standbys, the target wants exactly {wanted}"
+                )
+            continue
+        regular = placed - labelled.get(t, 0)
+        if regular < wanted:
+            reasons.append(
+                f"task {costs.tasks[t]} has {regular} standbys besides warmups, fewer than {wanted}"
+            )
+        extra += max(0, placed - wanted)
+    if problem is Problem.TARGET:
+        for label, spread in (
+            ("active", metrics.active_load_spread),
+            ("stateful", metrics.stateful_load_spread),
+        ):
+            if spread > 1:
+                reasons.append(f"{label} load spread {float(spread):.3g} exceeds 1 task per thread")
+    elif extra > cluster.configs.max_warmup_replicas:
+        reasons.append(
+            f"{extra} warmups exceed max.warmup.replicas = {cluster.configs.max_warmup_replicas}"
+        )
+    return reasons
