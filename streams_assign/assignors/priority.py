@@ -15,6 +15,8 @@ import heapq
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
+from streams_assign.javacompat import JavaHashSet
+
 T = TypeVar("T")
 
 
@@ -205,26 +207,10 @@ class ConstrainedPrioritySet:
 def java_hash_set_order(items: Sequence[T], hash_code: Callable[[T], int]) -> list[T]:
     """Iteration order of a ``java.util.HashSet`` filled with ``items`` in this order.
 
-    OpenJDK's ``HashMap`` puts an element in bucket ``(h ^ (h >>> 16)) & (n - 1)`` of a table of
-    ``n`` buckets (16, doubled whenever the size passes 0.75 n) and iterates buckets in index
-    order, each in insertion order (a resize keeps the relative order within a bucket). Bins
-    that Java would turn into trees (8+ collisions in a table of 64+) are not modelled.
+    See :class:`streams_assign.javacompat.JavaHashSet` (buckets by ``h ^ (h >>> 16)``, the
+    table doubled past 3/4 full, insertion order within a bucket).
     """
-    unique: list[T] = []
-    seen: set[T] = set()
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            unique.append(item)
-    table = 16
-    while len(unique) > table * 3 // 4:
-        table *= 2
-
-    def bucket(item: T) -> int:
-        h = hash_code(item) & 0xFFFF_FFFF
-        return (h ^ (h >> 16)) & (table - 1)
-
-    return sorted(unique, key=bucket)  # stable: insertion order within a bucket
+    return list(JavaHashSet(hash_code, items))
 
 
 class KafkaLiteralPrioritySet:
