@@ -1,0 +1,310 @@
+"""Throughput of the Spark lag job against DuckDB on the same Parquet offset histories.
+
+For each size (offset rows; default 1e6 and 1e7, add 1e8 with ``--sizes 1e6,1e7,1e8``) this
+script generates a history with :mod:`lag.generate` (a 60-instance fleet of 3000 tasks, 4 stores,
+2 standbys: about 12 600 offset rows per snapshot every 10 s, end offsets every 30 s), then runs
+on the same files, in the same process:
+
+- **Spark** (``local[2]`` by default): the real job (:func:`lag.pipeline.build_job`): validation,
+  one shuffle by task, per-snapshot offset sums, the as-of window, the lag table written as
+  Parquet (*lag*); then the restore table from the cached snapshots (*restore*);
+- **DuckDB** (2 threads): the same computations in SQL: offset sums pinned on overflow, complete
+  end-offset sums, ``ASOF LEFT JOIN``, lag table to Parquet (*lag*); window over each replica's
+  snapshots, restore table to Parquet (*restore*).
+
+and prints rows/s (offset rows per second of wall time) per engine and step, plus the CPU
+seconds each engine burnt (JVM process for Spark, this process for DuckDB): on a shared machine
+the wall time depends on what else runs, the CPU time much less. A warm-up Spark run on 1e6 rows
+comes first (not reported), so the JVM's JIT compilation is not billed to the first size.
+Generated inputs are kept in ``benchmarks/out/`` (git-ignored) and reused; outputs are deleted
+after each run.
+
+Usage::
+
+    python benchmarks/lag_benchmark.py                     # 1e6, 1e7
+    python benchmarks/lag_benchmark.py --sizes 1e6,1e7,1e8 --driver-memory 8g
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from lag.generate import FleetSpec, build_fleet, generate, snapshots_for_rows  # noqa: E402
+from lag.kafka import LONG_MAX  # noqa: E402
+
+SPEC = FleetSpec(
+    application_id="orders-app", instances=60, tasks=3000, stores=4, standbys=2, seed=1
+)
+ACCEPTABLE = 10_000
+
+
+def prepare_inputs(rows: int, root: Path) -> dict[str, Any]:
+    """Generate (or reuse) the history of about ``rows`` offset rows under ``root``."""
+    folder = root / f"history-{rows:.0e}".replace("+", "")
+    manifest_path = folder / "fleet.json"
+    if manifest_path.exists():
+        return {"folder": folder, **json.loads(manifest_path.read_text())}
+    if folder.exists():
+        shutil.rmtree(folder)
+    started = time.perf_counter()
+    snapshots = snapshots_for_rows(build_fleet(SPEC), rows)
+    manifest = generate(SPEC, folder, snapshots=snapshots, layout="parquet")
+    print(
+        f"  generated {manifest['offset_rows']:,} offset rows + "
+        f"{manifest['end_offset_rows']:,} end-offset rows ({snapshots} snapshots) "
+        f"in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+    return {"folder": folder, **manifest}
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux ``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds() -> float:
+    """User + system CPU seconds of this process (all its threads)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_spark(
+    inputs: dict[str, Any], spark: Any, out: Path, persist: bool = True
+) -> dict[str, float]:
+    """The Spark job: lag table, then restore table. Returns seconds per step."""
+    from lag.output import write_table
+    from lag.pipeline import ComputeRequest, build_job, prepare
+
+    folder = inputs["folder"]
+    request = ComputeRequest(
+        application_id=SPEC.application_id,
+        topology=str(folder / "topology.txt"),
+        members=[str(folder / "members.txt")],
+        end_offsets=[str(folder / "end-offsets.parquet")],
+        offsets=[str(folder / "offsets.parquet")],
+        output=str(out / "cluster.json"),
+        configs={"acceptable_recovery_lag": ACCEPTABLE},
+        persist=persist,
+    )
+    jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    cpu0 = process_cpu_seconds(jvm) + own_cpu_seconds()
+    started = time.perf_counter()
+    topology, membership = prepare(request)
+    job = build_job(request, spark, topology, membership)
+    write_table(job.lags, str(out / "spark-lags.parquet"))
+    lag_done = time.perf_counter()
+    write_table(job.restore, str(out / "spark-restore.parquet"))
+    restore_done = time.perf_counter()
+    cpu = process_cpu_seconds(jvm) + own_cpu_seconds() - cpu0
+    job.unpersist()
+    return {"lag": lag_done - started, "restore": restore_done - lag_done, "cpu": cpu}
+
+
+def duckdb_sql(inputs: dict[str, Any], out: Path) -> tuple[list[str], list[str]]:
+    """The SQL statements of the lag step and of the restore step."""
+    folder = inputs["folder"]
+    app = SPEC.application_id
+    stores = inputs["stores"]
+    changelogs = ", ".join(
+        f"('{app}-{store}-changelog', {sub})" for sub, names in stores.items() for store in names
+    )
+    expected = ", ".join(f"({sub}, {len(names)})" for sub, names in stores.items())
+    offsets = f"read_parquet('{folder}/offsets.parquet/*.parquet')"
+    ends = f"read_parquet('{folder}/end-offsets.parquet/*.parquet')"
+    lag_step = [
+        f"CREATE OR REPLACE TEMP TABLE cl AS SELECT * FROM (VALUES {changelogs}) t(topic, sub)",
+        f"CREATE OR REPLACE TEMP TABLE expected AS SELECT * FROM (VALUES {expected}) t(sub, n)",
+        f"""CREATE OR REPLACE TEMP TABLE sums AS
+            SELECT o.snapshot_time AS t, o.process_id, cl.sub, o.partition AS part,
+                   CASE WHEN bool_or(o."offset" = -2) THEN -2
+                        ELSE least(coalesce(sum(o."offset") FILTER (WHERE o."offset" >= 0), 0),
+                                   {LONG_MAX})::BIGINT END AS offset_sum,
+                   count(*) AS n_partitions
+            FROM {offsets} o JOIN cl USING (topic)
+            WHERE o."offset" >= 0 OR o."offset" IN (-2, -4)
+            GROUP BY ALL""",
+        f"""CREATE OR REPLACE TEMP TABLE end_sums AS
+            SELECT e.snapshot_time AS t, cl.sub, e.partition AS part,
+                   least(sum(e."offset"), {LONG_MAX})::BIGINT AS end_sum, count(*) AS n
+            FROM {ends} e JOIN cl USING (topic)
+            WHERE e."offset" >= 0
+            GROUP BY ALL""",
+        """CREATE OR REPLACE TEMP TABLE complete_ends AS
+            SELECT s.* FROM end_sums s JOIN expected x ON s.sub = x.sub AND s.n = x.n""",
+        """CREATE OR REPLACE TEMP TABLE lags AS
+            SELECT s.t AS snapshot_time, s.process_id, s.sub || '_' || s.part AS task_id,
+                   s.sub AS subtopology, s.part AS partition,
+                   s.n_partitions AS changelog_partitions,
+                   s.offset_sum, e.t AS end_offset_time, e.end_sum AS end_offset_sum,
+                   CASE WHEN s.offset_sum IN (-2, -3) THEN s.offset_sum
+                        WHEN e.end_sum IS NULL THEN NULL
+                        WHEN e.end_sum < s.offset_sum THEN e.end_sum
+                        ELSE e.end_sum - s.offset_sum END AS lag,
+                   CASE WHEN s.offset_sum = -2 THEN 0
+                        WHEN s.offset_sum < 0 OR e.end_sum IS NULL THEN NULL
+                        ELSE greatest(e.end_sum - s.offset_sum, 0) END AS records_behind
+            FROM sums s ASOF LEFT JOIN complete_ends e
+              ON s.sub = e.sub AND s.part = e.part AND s.t >= e.t""",
+        f"COPY lags TO '{out}/duckdb-lags.parquet' (FORMAT parquet)",
+    ]
+    restore_step = [
+        f"""COPY (
+            WITH w AS (
+                SELECT process_id, task_id, snapshot_time AS t, offset_sum, end_offset_sum,
+                       lag, records_behind AS behind,
+                       lag(snapshot_time) OVER r AS prev_t,
+                       lag(records_behind) OVER r AS prev_behind,
+                       lag(offset_sum) OVER r AS prev_offset
+                FROM lags WHERE records_behind IS NOT NULL
+                WINDOW r AS (PARTITION BY process_id, task_id ORDER BY snapshot_time)
+            ), latest AS (
+                SELECT process_id, task_id, count(*) AS snapshots, min(t) AS first_t,
+                       max_by(struct_pack(t, offset_sum, end_offset_sum, lag, behind,
+                                          prev_t, prev_behind, prev_offset), t) AS s
+                FROM w GROUP BY process_id, task_id
+            ), rates AS (
+                SELECT *,
+                       (s.prev_behind - s.behind) * 1000.0 / nullif(s.t - s.prev_t, 0) AS catch_up,
+                       (s.offset_sum - s.prev_offset) * 1000.0 / nullif(s.t - s.prev_t, 0) AS rr
+                FROM latest
+            )
+            SELECT process_id, task_id, snapshots, first_t AS first_snapshot_time,
+                   s.prev_t AS rate_from_time, s.t AS snapshot_time, s.offset_sum,
+                   s.end_offset_sum, s.lag, s.behind AS records_behind,
+                   catch_up AS catch_up_rate, rr AS restore_rate,
+                   s.behind <= {ACCEPTABLE} AS caught_up,
+                   CASE WHEN s.behind <= {ACCEPTABLE} THEN 0
+                        WHEN catch_up > 0
+                        THEN ceil((s.behind - {ACCEPTABLE}) * 1000.0 / catch_up)
+                   END::BIGINT AS eta_ms
+            FROM rates
+        ) TO '{out}/duckdb-restore.parquet' (FORMAT parquet)""",
+    ]
+    return lag_step, restore_step
+
+
+def run_duckdb(inputs: dict[str, Any], out: Path, threads: int, memory: str) -> dict[str, float]:
+    """The same computations in DuckDB. Returns seconds per step."""
+    import duckdb
+
+    inputs = {**inputs, "stores": {int(k): v for k, v in inputs["stores"].items()}}
+    lag_step, restore_step = duckdb_sql(inputs, out)
+    connection = duckdb.connect(config={"threads": threads, "memory_limit": memory})
+    connection.execute(f"SET temp_directory = '{out}/duckdb-tmp'")
+    timings = {}
+    cpu0 = own_cpu_seconds()
+    for name, statements in (("lag", lag_step), ("restore", restore_step)):
+        started = time.perf_counter()
+        for statement in statements:
+            connection.execute(statement)
+        timings[name] = time.perf_counter() - started
+    timings["cpu"] = own_cpu_seconds() - cpu0
+    connection.close()
+    return timings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes", default="1e6,1e7", help="offset rows per run, comma separated (1e6,1e7,1e8)"
+    )
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--driver-memory", default="6g")
+    parser.add_argument("--shuffle-partitions", type=int, default=8)
+    parser.add_argument("--duckdb-threads", type=int, default=2)
+    parser.add_argument("--duckdb-memory", default="6GB")
+    parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
+    parser.add_argument("--engines", default="spark,duckdb")
+    parser.add_argument(
+        "--no-persist", action="store_true", help="recompute instead of caching between the tables"
+    )
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    engines = args.engines.split(",")
+    args.work.mkdir(parents=True, exist_ok=True)
+
+    spark = None
+    if "spark" in engines:
+        from lag.spark import get_spark
+
+        spark = get_spark(args.master, app_name="lag-benchmark", driver_memory=args.driver_memory)
+        spark.conf.set("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
+
+    if spark is not None:
+        warm_rows = min(sizes + [1_000_000])
+        print(f"warm-up (not reported) on {warm_rows:,} rows", flush=True)
+        warm = args.work / "warm-up"
+        shutil.rmtree(warm, ignore_errors=True)
+        warm.mkdir(parents=True)
+        run_spark(prepare_inputs(warm_rows, args.work), spark, warm)
+        shutil.rmtree(warm, ignore_errors=True)
+
+    results = []
+    for rows in sizes:
+        print(f"size {rows:,} rows", flush=True)
+        inputs = prepare_inputs(rows, args.work)
+        actual = inputs["offset_rows"]
+        out = args.work / "run"
+        for engine in engines:
+            if out.exists():
+                shutil.rmtree(out)
+            out.mkdir(parents=True)
+            if engine == "spark":
+                timings = run_spark(inputs, spark, out, persist=not args.no_persist)
+            else:
+                timings = run_duckdb(inputs, out, args.duckdb_threads, args.duckdb_memory)
+            total = timings["lag"] + timings["restore"]
+            result = {
+                "rows": actual,
+                "end_rows": inputs["end_offset_rows"],
+                "engine": engine,
+                "lag_s": round(timings["lag"], 2),
+                "restore_s": round(timings["restore"], 2),
+                "total_s": round(total, 2),
+                "cpu_s": round(timings["cpu"], 1),
+                "load_avg": round(os.getloadavg()[0], 1),
+                "lag_rows_per_s": round(actual / timings["lag"]),
+                "total_rows_per_s": round(actual / total),
+            }
+            results.append(result)
+            print(
+                f"  {engine:6s} lag {timings['lag']:7.1f} s "
+                f"({actual / timings['lag'] / 1e6:6.2f} M rows/s)  "
+                f"restore {timings['restore']:7.1f} s  total {total:7.1f} s "
+                f"({actual / total / 1e6:6.2f} M rows/s)  "
+                f"cpu {timings['cpu']:7.1f} s  load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+        shutil.rmtree(out, ignore_errors=True)
+
+    print(
+        "\n| offset rows | engine | lag table s | restore table s | total s | rows/s (total) "
+        "| CPU s |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(
+            f"| {r['rows']:,} | {r['engine']} | {r['lag_s']} | {r['restore_s']} | {r['total_s']} | "
+            f"{r['total_rows_per_s'] / 1e6:.2f} M | {r['cpu_s']} |"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,335 @@
+"""``streams-lag``: collect local state, compute changelog lags with Spark, generate test fleets.
+
+Subcommands
+-----------
+``collect STATE_DIR... -o offsets.parquet``
+    Walk Kafka Streams state directories (plain Python) and write offset rows.
+``compute --application-id APP --topology T --members M --end-offsets E (--state-dirs D... |
+--offsets P...) --output cluster.json``
+    The Spark job: lags per (process, task), the cluster-state file, and on request the lag
+    table, the restore table and the errors table.
+``generate --instances N --tasks T --out DIR``
+    A synthetic fleet in the real formats.
+
+Exit status: 0 on success (bad input lines are counted, not fatal), 2 when a required input is
+missing or unusable (one line on stderr, no traceback), 1 when the Spark job fails (one line;
+``STREAMS_LAG_TRACEBACK=1`` shows the trace) or on an unexpected error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lag.errors import ErrorRow, LagInputError, summarize_reasons
+from lag.kafka import LONG_MAX
+
+EXIT_INPUT = 2
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds from ``1767225600000`` or an ISO-8601 time (UTC when no zone is given).
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        For anything else.
+    """
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not epoch ms or ISO-8601: {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def _bounded(low: int, high: int = LONG_MAX) -> Any:
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
+        return value
+
+    return convert
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``streams-lag`` (three subcommands)."""
+    parser = argparse.ArgumentParser(
+        prog="streams-lag",
+        description="Changelog lags of a Kafka Streams application, computed with Spark, "
+        "written as the cluster-state file the assignor reads.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    collect = commands.add_parser("collect", help="read state directories into offset rows")
+    collect.add_argument(
+        "state_dirs",
+        nargs="+",
+        metavar="STATE_DIR",
+        help="state.dir or <state.dir>/<application.id> of each instance",
+    )
+    collect.add_argument("-o", "--output", required=True, help="offset rows: .parquet, or .jsonl")
+    collect.add_argument("--application-id", help="selects <state.dir>/<application.id>")
+    collect.add_argument(
+        "--snapshot-time", type=parse_time, help="stamp rows with this time (epoch ms or ISO-8601)"
+    )
+    collect.add_argument("--errors-table", help="write the errors table here (Parquet/.jsonl/.csv)")
+
+    compute = commands.add_parser("compute", help="compute lags and write the cluster state")
+    compute.add_argument("--application-id", required=True, help="Kafka Streams application.id")
+    compute.add_argument("--topology", required=True, help="text of Topology#describe()")
+    compute.add_argument(
+        "--members", required=True, nargs="+", help="kafka-consumer-groups.sh --describe output(s)"
+    )
+    compute.add_argument(
+        "--end-offsets",
+        required=True,
+        nargs="+",
+        help="kafka-get-offsets.sh text, or end-offset rows",
+    )
+    local = compute.add_mutually_exclusive_group(required=True)
+    local.add_argument("--state-dirs", nargs="+", help="state directories of the instances")
+    local.add_argument("--offsets", nargs="+", help="offset rows (Parquet or JSON Lines)")
+    compute.add_argument("--output", required=True, help="cluster-state JSON to write")
+    compute.add_argument("--lags-table", help="write the lag table here (Parquet/.jsonl/.csv)")
+    compute.add_argument("--restore-table", help="write the restore table here")
+    compute.add_argument("--errors-table", help="write the errors table here")
+    compute.add_argument(
+        "--at", type=parse_time, help="cluster state as of this time (epoch ms or ISO-8601)"
+    )
+    compute.add_argument(
+        "--native",
+        action="store_true",
+        help="write task_offset_sums + changelog_end_offset_sums instead of task_lags",
+    )
+    compute.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    compute.add_argument("--driver-memory", help="spark.driver.memory of a local session, e.g. 4g")
+    compute.add_argument(
+        "--rate-window",
+        type=_bounded(2, 10_000),
+        default=2,
+        help="snapshots spanned by the catch-up rate (default 2)",
+    )
+    compute.add_argument("--acceptable-recovery-lag", type=_bounded(0), default=10_000)
+    compute.add_argument("--max-warmup-replicas", type=_bounded(1, 2**31 - 1), default=2)
+    compute.add_argument("--num-standby-replicas", type=_bounded(0, 2**31 - 1), default=0)
+    compute.add_argument("--probing-rebalance-interval-ms", type=_bounded(60_000), default=600_000)
+    compute.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    generate = commands.add_parser("generate", help="write a synthetic fleet in the real formats")
+    generate.add_argument("--instances", type=_bounded(1, 100_000), required=True)
+    generate.add_argument(
+        "--tasks",
+        type=_bounded(1, 10_000_000),
+        required=True,
+        help="about this many tasks (3 sub-topologies)",
+    )
+    generate.add_argument("--stores", type=_bounded(1, 1000), default=2)
+    generate.add_argument("--standbys", type=_bounded(0, 1000), default=1)
+    generate.add_argument(
+        "--new-instances",
+        type=_bounded(0, 100_000),
+        default=0,
+        help="processes that just joined (no state, idle threads)",
+    )
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--application-id", default="orders-app")
+    generate.add_argument(
+        "--snapshots",
+        type=_bounded(1, 10**9),
+        default=1,
+        help="> 1 writes a history as Parquet rows",
+    )
+    generate.add_argument(
+        "--rows",
+        type=lambda s: int(float(s)),
+        help="about this many offset rows (sets --snapshots)",
+    )
+    generate.add_argument(
+        "--layout",
+        choices=("dirs", "parquet"),
+        help="state dirs (default for one moment) or offset rows",
+    )
+    generate.add_argument("--out", required=True, help="destination folder")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``streams-lag``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "collect":
+            return _collect(args)
+        if args.command == "compute":
+            return _compute(args)
+        return _generate(args)
+    except LagInputError as exc:
+        print(f"streams-lag: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except Exception as exc:
+        # A Spark failure (a corrupt file met while the job runs, a lost executor) is reported
+        # in one line too; set STREAMS_LAG_TRACEBACK=1 to see the whole Java and Python trace.
+        if not type(exc).__module__.startswith(("pyspark", "py4j")) or os.environ.get(
+            "STREAMS_LAG_TRACEBACK"
+        ):
+            raise
+        from lag.readers import spark_error_line
+
+        print(f"streams-lag: error: Spark job failed: {spark_error_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def _print_errors(errors: dict[str, int], stream: Any = None) -> None:
+    stream = stream or sys.stderr
+    total = sum(errors.values())
+    if not total:
+        print("errors: none", file=stream)
+        return
+    detail = ", ".join(f"{reason} {count}" for reason, count in errors.items())
+    print(f"errors: {total} row(s) not used ({detail})", file=stream)
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from lag.collect import collect_state_dirs, write_offset_rows
+
+    result = collect_state_dirs(args.state_dirs, args.application_id, args.snapshot_time)
+    write_offset_rows(result.rows, args.output)
+    if args.errors_table:
+        _write_small_errors(result.errors, args.errors_table)
+    print(
+        f"collected {len(result.rows)} offset row(s) from {len(result.processes)} instance(s) "
+        f"into {args.output}",
+        file=sys.stderr,
+    )
+    _print_errors(dict(summarize_reasons(result.errors)))
+    return 0
+
+
+def _write_small_errors(errors: list[ErrorRow], path: str) -> None:
+    """Errors of the plain-Python commands, without Spark: JSON Lines, CSV or Parquet file."""
+    import csv
+    import io
+    import json
+
+    from lag.errors import ERROR_COLUMNS
+    from streams_assign.io import write_atomic
+
+    suffix = Path(path).suffix.lower()
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        write_atomic(
+            path,
+            "".join(
+                json.dumps(dict(zip(ERROR_COLUMNS, e.as_tuple(), strict=True))) + "\n"
+                for e in errors
+            ),
+        )
+    elif suffix == ".csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(ERROR_COLUMNS)
+        writer.writerows(e.as_tuple() for e in errors)
+        write_atomic(path, buffer.getvalue())
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table(
+            {c: [e.as_tuple()[i] for e in errors] for i, c in enumerate(ERROR_COLUMNS)}
+        )
+        sink = io.BytesIO()
+        pq.write_table(
+            table.cast(
+                pa.schema(
+                    [
+                        ("source", pa.string()),
+                        ("line", pa.int64()),
+                        ("raw", pa.string()),
+                        ("reason", pa.string()),
+                    ]
+                )
+            ),
+            sink,
+        )
+        write_atomic(path, sink.getvalue())
+
+
+def _compute(args: argparse.Namespace) -> int:
+    from lag.pipeline import ComputeRequest, run_compute
+
+    request = ComputeRequest(
+        application_id=args.application_id,
+        topology=args.topology,
+        members=list(args.members),
+        end_offsets=list(args.end_offsets),
+        state_dirs=list(args.state_dirs or []),
+        offsets=list(args.offsets or []),
+        output=args.output,
+        lags_table=args.lags_table,
+        restore_table=args.restore_table,
+        errors_table=args.errors_table,
+        at=args.at,
+        native=args.native,
+        master=args.master,
+        driver_memory=args.driver_memory,
+        rate_window=args.rate_window,
+        configs={
+            "acceptable_recovery_lag": args.acceptable_recovery_lag,
+            "max_warmup_replicas": args.max_warmup_replicas,
+            "num_standby_replicas": args.num_standby_replicas,
+            "probing_rebalance_interval_ms": args.probing_rebalance_interval_ms,
+        },
+    )
+    summary = run_compute(request, progress=None if args.quiet else sys.stderr)
+    print(summary.text(), file=sys.stderr)
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from lag.generate import FleetSpec, build_fleet, generate, snapshots_for_rows
+
+    spec = FleetSpec(
+        application_id=args.application_id,
+        instances=args.instances,
+        tasks=args.tasks,
+        stores=args.stores,
+        standbys=args.standbys,
+        seed=args.seed,
+        new_instances=args.new_instances,
+    )
+    snapshots = args.snapshots
+    if args.rows:
+        snapshots = snapshots_for_rows(build_fleet(spec), args.rows)
+    layout = args.layout or ("parquet" if snapshots > 1 else "dirs")
+    try:
+        manifest = generate(spec, args.out, snapshots=snapshots, layout=layout)
+    except ValueError as exc:
+        raise LagInputError(str(exc)) from None
+    rows = manifest.get("offset_rows")
+    detail = f", {rows} offset rows over {snapshots} snapshot(s)" if rows else ""
+    print(
+        f"generated {spec.instances} instance(s), {manifest['partitions'] * 3} task(s), "
+        f"{len(manifest['replicas'])} replica(s){detail} in {args.out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run() -> None:
+    """Console-script entry point (``streams-lag``): exits with :func:`main`'s status."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -1,0 +1,387 @@
+"""Walk Kafka Streams state directories and turn their checkpoint files into offset rows.
+
+Layout (Kafka Streams <= 4.2, ``StateDirectory``)::
+
+    <state.dir>/<application.id>/kafka-streams-process-metadata   {"processId":"<uuid>"}
+    <state.dir>/<application.id>/<task id>/.checkpoint             OffsetCheckpoint, version 0
+
+Spark's file sources skip names starting with ``.`` or ``_``, so the Spark job never reads the
+checkpoint files itself: this module reads them in plain Python (they are tiny, one per task and
+instance) and writes *offset rows*, the same table any exporter can produce (see docs/lag.md):
+
+==============  ========  ==========================================================
+column          type      meaning
+==============  ========  ==========================================================
+process_id      string    Kafka Streams process id (UUID)
+topic           string    changelog topic (null on a marker row, see below)
+partition       int       changelog partition
+offset          long      checkpointed offset, records; -4 = unknown (kept, not summed)
+task_id         string    the task directory the checkpoint was found in
+snapshot_time   long      epoch ms of the collection (null = "now")
+source          string    the checkpoint file
+line            long      1-based line of the entry in the checkpoint file
+==============  ========  ==========================================================
+
+A checkpoint with no entries still means "local state with offset sum 0" to Kafka
+(``TaskManager.getTaskOffsetSums`` reports the empty sum), so it is written as one *marker row*
+with null topic, partition and offset and its task_id.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lag.errors import ErrorRow, LagInputError
+from lag.kafka import INT_MAX, LONG_MAX, OFFSET_UNKNOWN, parse_task_id
+
+CHECKPOINT_FILE = ".checkpoint"
+PROCESS_METADATA_FILE = "kafka-streams-process-metadata"
+#: Columns of an offset-rows table, in order (``source`` and ``line`` are optional extras).
+OFFSET_ROW_COLUMNS = (
+    "process_id",
+    "topic",
+    "partition",
+    "offset",
+    "task_id",
+    "snapshot_time",
+    "source",
+    "line",
+)
+_JAVA_LONG = re.compile(r"^[+-]?[0-9]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The usable entries of one ``.checkpoint`` file.
+
+    Attributes
+    ----------
+    entries:
+        ``(topic, partition, offset, line)``: offsets >= 0 or -4 (unknown), as
+        ``OffsetCheckpoint.read`` keeps them.
+    """
+
+    entries: tuple[tuple[str, int, int, int], ...]
+
+
+@dataclass(slots=True)
+class CollectResult:
+    """Offset rows and error rows of a collection.
+
+    Attributes
+    ----------
+    rows:
+        Dicts with the keys of :data:`OFFSET_ROW_COLUMNS`.
+    errors:
+        Files and lines not used.
+    processes:
+        Process id per application directory read.
+    """
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[ErrorRow] = field(default_factory=list)
+    processes: dict[str, str] = field(default_factory=dict)
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> tuple[Checkpoint | None, list[ErrorRow]]:
+    """Read a ``.checkpoint`` file as Kafka's ``OffsetCheckpoint.read`` does.
+
+    Parameters
+    ----------
+    path:
+        The checkpoint file.
+
+    Returns
+    -------
+    checkpoint : Checkpoint or None
+        None when Kafka could not read the file either (then the task counts as having no local
+        state: ``TaskManager.getTaskOffsetSums`` logs the exception and reports nothing).
+    errors : list of ErrorRow
+        Why the file (or an entry of it) was not used.
+
+    Notes
+    -----
+    Version 0 only: line 1 the version, line 2 the entry count N, then ``topic partition offset``
+    lines split on whitespace. Kafka throws (and the file is unusable) on an unknown version, a
+    line without exactly three fields, a non-numeric number, a premature end, or a count that
+    does not match; it skips, with a warning, an entry whose offset is negative but not -4
+    (and lowers the expected count). Those skipped entries are error rows too, but the rest of
+    the file is used. A repeated partition keeps the later offset, which then fails the count
+    check, as in Kafka's map-based reader.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [ErrorRow(source, None, "", f"unreadable checkpoint: {exc}")]
+    lines = text.splitlines()
+
+    def unusable(number: int | None, raw: str, reason: str) -> tuple[None, list[ErrorRow]]:
+        return None, [ErrorRow(source, number, raw, f"unreadable checkpoint: {reason}")]
+
+    if len(lines) < 2:
+        return unusable(None, text[:200], "file ended prematurely (no version or count line)")
+    if lines[0].strip() != lines[0] or not _JAVA_LONG.match(lines[0]):
+        return unusable(1, lines[0], "non-numeric version line")
+    if int(lines[0]) != 0:
+        return unusable(1, lines[0], f"unknown checkpoint version {int(lines[0])}")
+    if lines[1].strip() != lines[1] or not _JAVA_LONG.match(lines[1]):
+        return unusable(2, lines[1], "non-numeric entry count")
+    expected = int(lines[1])
+
+    errors: list[ErrorRow] = []
+    offsets: dict[tuple[str, int], tuple[int, int]] = {}
+    for number, line in enumerate(lines[2:], start=3):
+        pieces = re.split(r"\s+", line)
+        while len(pieces) > 1 and pieces[-1] == "":
+            pieces.pop()  # Java's Pattern.split drops trailing empty strings
+        if len(pieces) != 3:
+            return unusable(
+                number,
+                line,
+                f"malformed line: {len(pieces)} fields, expected topic partition offset",
+            )
+        topic, partition_text, offset_text = pieces
+        if not (_JAVA_LONG.match(partition_text) and _JAVA_LONG.match(offset_text)):
+            return unusable(number, line, "non-numeric partition or offset")
+        partition, offset = int(partition_text), int(offset_text)
+        if not (-(2**31) <= partition <= INT_MAX and -(2**63) <= offset <= LONG_MAX):
+            return unusable(number, line, "partition or offset out of Java's int/long range")
+        if offset >= 0 or offset == OFFSET_UNKNOWN:
+            offsets[(topic, partition)] = (offset, number)
+        else:
+            expected -= 1
+            errors.append(
+                ErrorRow(
+                    source, number, line, f"invalid offset skipped: {offset} (Kafka skips it too)"
+                )
+            )
+    if len(offsets) != expected:
+        return unusable(
+            None, "", f"count mismatch: expected {expected} entries, found {len(offsets)}"
+        )
+    entries = tuple((t, p, o, n) for (t, p), (o, n) in offsets.items())
+    return Checkpoint(entries), errors
+
+
+def read_process_id(app_dir: Path) -> str:
+    """The process id in ``kafka-streams-process-metadata`` (written by ``StateDirectory``).
+
+    Parameters
+    ----------
+    app_dir:
+        ``<state.dir>/<application.id>``.
+
+    Returns
+    -------
+    str
+        The UUID in canonical lower case.
+
+    Raises
+    ------
+    ValueError
+        When the file is missing, is not JSON, or holds no valid ``processId`` UUID.
+    """
+    path = app_dir / PROCESS_METADATA_FILE
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"no {PROCESS_METADATA_FILE} (Kafka Streams writes it at start)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"unreadable {PROCESS_METADATA_FILE}: {exc}") from None
+    process = document.get("processId") if isinstance(document, dict) else None
+    try:
+        return str(uuid.UUID(str(process)))
+    except ValueError:
+        raise ValueError(f"{PROCESS_METADATA_FILE} holds no processId UUID: {process!r}") from None
+
+
+def application_dir(state_dir: Path, application_id: str | None) -> Path:
+    """The ``<state.dir>/<application.id>`` folder for a path given as either of the two.
+
+    Parameters
+    ----------
+    state_dir:
+        A ``state.dir``, or an application folder.
+    application_id:
+        The application's folder name; optional when the ``state.dir`` holds one application.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    LagInputError
+        When the path does not exist, or holds no application folder (naming the choices).
+    """
+    if not state_dir.is_dir():
+        raise LagInputError(f"--state-dirs {state_dir}: no such directory")
+    if (state_dir / PROCESS_METADATA_FILE).exists():
+        return state_dir
+    if application_id is not None:
+        if (state_dir / application_id).is_dir():
+            return state_dir / application_id
+        if state_dir.name == application_id:
+            return state_dir  # the application folder itself, its metadata file missing
+        raise LagInputError(
+            f"--state-dirs {state_dir}: no folder for application {application_id!r}"
+        )
+    candidates = [p for p in state_dir.iterdir() if (p / PROCESS_METADATA_FILE).exists()]
+    if len(candidates) != 1:
+        raise LagInputError(
+            f"--state-dirs {state_dir}: {len(candidates)} application folders; "
+            "give --application-id"
+        )
+    return candidates[0]
+
+
+def collect_state_dirs(
+    state_dirs: list[str | os.PathLike[str]],
+    application_id: str | None = None,
+    snapshot_time: int | None = None,
+) -> CollectResult:
+    """Read the checkpoints of several instances' state directories into offset rows.
+
+    Parameters
+    ----------
+    state_dirs:
+        One ``state.dir`` (holding ``<application.id>/``) or application folder per instance.
+    application_id:
+        Selects the application folder inside a ``state.dir``; optional when there is one.
+    snapshot_time:
+        Epoch milliseconds stamped on every row; None leaves it null ("now").
+
+    Returns
+    -------
+    CollectResult
+        Offset rows (one per checkpoint entry, plus a marker row per empty checkpoint) and
+        error rows. A folder whose process id cannot be read contributes only an error row; a
+        task folder without ``.checkpoint`` contributes nothing (Kafka reports no offset sum
+        for it either).
+
+    Raises
+    ------
+    LagInputError
+        When a given path does not exist or holds no application folder.
+    """
+    result = CollectResult()
+    for given in state_dirs:
+        app_dir = application_dir(Path(given), application_id)
+        try:
+            process_id = read_process_id(app_dir)
+        except ValueError as exc:
+            result.errors.append(
+                ErrorRow(str(app_dir / PROCESS_METADATA_FILE), None, "", f"no process id: {exc}")
+            )
+            continue
+        result.processes[str(app_dir)] = process_id
+        for task_dir in sorted(app_dir.iterdir()):
+            if not task_dir.is_dir() or parse_task_id(task_dir.name) is None:
+                continue  # Kafka ignores unknown files beside task folders, too
+            checkpoint_path = task_dir / CHECKPOINT_FILE
+            if not checkpoint_path.exists():
+                continue
+            checkpoint, errors = read_checkpoint(checkpoint_path)
+            result.errors.extend(errors)
+            if checkpoint is None:
+                continue
+            base = {
+                "process_id": process_id,
+                "task_id": task_dir.name,
+                "snapshot_time": snapshot_time,
+            }
+            if not checkpoint.entries:
+                result.rows.append(
+                    {
+                        **base,
+                        "topic": None,
+                        "partition": None,
+                        "offset": None,
+                        "source": str(checkpoint_path),
+                        "line": None,
+                    }
+                )
+            for topic, partition, offset, number in checkpoint.entries:
+                result.rows.append(
+                    {
+                        **base,
+                        "topic": topic,
+                        "partition": partition,
+                        "offset": offset,
+                        "source": str(checkpoint_path),
+                        "line": number,
+                    }
+                )
+    return result
+
+
+def offset_rows_table(rows: list[dict[str, Any]]) -> Any:
+    """The offset rows as a ``pyarrow.Table``.
+
+    Parameters
+    ----------
+    rows:
+        Dicts with the keys of :data:`OFFSET_ROW_COLUMNS`.
+
+    Returns
+    -------
+    pyarrow.Table
+        ``process_id`` string, ``topic`` string, ``partition`` int32, ``offset`` int64,
+        ``task_id`` string, ``snapshot_time`` int64 (epoch ms), ``source`` string, ``line`` int64.
+    """
+    import pyarrow as pa
+
+    schema = pa.schema(
+        [
+            ("process_id", pa.string()),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("offset", pa.int64()),
+            ("task_id", pa.string()),
+            ("snapshot_time", pa.int64()),
+            ("source", pa.string()),
+            ("line", pa.int64()),
+        ]
+    )
+    return pa.Table.from_pylist(
+        [{c: row.get(c) for c in OFFSET_ROW_COLUMNS} for row in rows], schema=schema
+    )
+
+
+def write_offset_rows(rows: list[dict[str, Any]], path: str | os.PathLike[str]) -> None:
+    """Write offset rows whole or not at all: Parquet, or JSON Lines for ``.jsonl``/``.json``.
+
+    Parameters
+    ----------
+    rows:
+        Dicts with the keys of :data:`OFFSET_ROW_COLUMNS`.
+    path:
+        Destination file (a single Parquet file, readable by Spark and DuckDB).
+
+    Raises
+    ------
+    OSError
+        When the destination folder is not writable (the destination is then unchanged).
+    """
+    from streams_assign.io import write_atomic
+
+    target = Path(path)
+    if target.suffix in (".jsonl", ".json", ".ndjson"):
+        text = "".join(
+            json.dumps({c: row.get(c) for c in OFFSET_ROW_COLUMNS}) + "\n" for row in rows
+        )
+        write_atomic(target, text)
+        return
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(offset_rows_table(rows), buffer)
+    write_atomic(target, buffer.getvalue())

@@ -1,0 +1,1162 @@
+"""The Spark lag job: offset rows and end offsets in, lags, restore rates and cluster state out.
+
+The job follows what a Kafka Streams group leader computes at a rebalance, per (process, task):
+
+1. the **offset sum** the process reports in its subscription (``TaskManager.getTaskOffsetSums``
+   and ``sumOfChangelogOffsets``): ``-2`` (``Task.LATEST_OFFSET``) for a task it runs as active;
+   otherwise the sum of its checkpointed changelog offsets, ``-4`` (``OFFSET_UNKNOWN``) entries
+   skipped, an overflow pinned to ``Long.MAX_VALUE``;
+2. the **end offset sum** of every stateful task over its changelog partitions
+   (``StreamsPartitionAssignor.computeEndOffsetSumsByTask``, overflow pinned likewise);
+3. the **lag** by ``ClientState.computeTaskLags``: ``-2`` stays ``-2``, ``-3`` stays ``-3``, an
+   offset sum beyond the end gives the end offset sum, otherwise ``end - offset sum``.
+
+With histories (rows carrying ``snapshot_time``) step 3 runs for every snapshot, each matched to
+the end offsets of the same or the latest earlier moment (an as-of join done with a running
+window per task), and the restore table turns consecutive snapshots into catch-up rates and the
+time until each replica is caught up.
+
+Plan: offset rows and end-offset rows are validated where they are read, unioned and shuffled
+**once**, hash-partitioned by task. The per-snapshot sums, the as-of window (partitioned by task)
+and the restore window (partitioned by process and task, a refinement of the same clustering)
+then run without another exchange; only sorts follow. Rows cross the shuffle with compact keys
+(process id as its 64-bit hash, task as ``sub-topology << 32 | partition``: 48 bytes a row) that
+are decoded by a broadcast join at the end. On a cluster, tasks spread over executors.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lag.errors import ErrorRow, LagInputError
+from lag.kafka import (
+    LATEST_OFFSET,
+    LONG_MAX,
+    OFFSET_UNKNOWN,
+    UNKNOWN_OFFSET_SUM,
+    sorted_task_ids,
+    uuid_sort_key,
+)
+from lag.members import Membership
+from lag.readers import errors_dataframe
+from lag.topology import Topology
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+#: Smallest Java long: the time key of end offsets without a time (they apply to every snapshot).
+LONG_MIN = -(2**63)
+#: Columns of the lag table (one row per snapshot, process and task), see docs/lag.md.
+LAG_TABLE_COLUMNS = (
+    "snapshot_time",
+    "process_id",
+    "task_id",
+    "subtopology",
+    "partition",
+    "changelog_partitions",
+    "offset_sum",
+    "end_offset_time",
+    "end_offset_sum",
+    "lag",
+    "records_behind",
+)
+#: Columns of the restore table (one row per process and task), see docs/lag.md.
+RESTORE_TABLE_COLUMNS = (
+    "process_id",
+    "task_id",
+    "subtopology",
+    "partition",
+    "snapshots",
+    "first_snapshot_time",
+    "rate_from_time",
+    "snapshot_time",
+    "offset_sum",
+    "end_offset_sum",
+    "lag",
+    "records_behind",
+    "catch_up_rate",
+    "restore_rate",
+    "caught_up",
+    "eta_ms",
+    "caught_up_at",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LagConfigs:
+    """The assignment configs written into the cluster state (Kafka's names, dots as underscores).
+
+    Defaults and ranges are Kafka's (``StreamsConfig``): ``acceptable.recovery.lag`` 10000
+    (>= 0; ``Long.MAX_VALUE`` = unbounded), ``max.warmup.replicas`` 2 (>= 1),
+    ``num.standby.replicas`` 0 (>= 0), ``probing.rebalance.interval.ms`` 600000 (>= 60000).
+
+    Raises
+    ------
+    ValueError
+        When a value is out of Kafka's range.
+    """
+
+    acceptable_recovery_lag: int = 10_000
+    max_warmup_replicas: int = 2
+    num_standby_replicas: int = 0
+    probing_rebalance_interval_ms: int = 600_000
+
+    def __post_init__(self) -> None:
+        limits = {
+            "acceptable_recovery_lag": 0,
+            "max_warmup_replicas": 1,
+            "num_standby_replicas": 0,
+            "probing_rebalance_interval_ms": 60_000,
+        }
+        for name, low in limits.items():
+            value = getattr(self, name)
+            if not isinstance(value, int) or not low <= value <= LONG_MAX:
+                raise ValueError(
+                    f"{name.replace('_', '.')} must be an integer >= {low}, got {value!r}"
+                )
+
+    def to_json(self) -> dict[str, int]:
+        """The ``configs`` object of the cluster-state format."""
+        return {
+            "acceptable_recovery_lag": self.acceptable_recovery_lag,
+            "max_warmup_replicas": self.max_warmup_replicas,
+            "num_standby_replicas": self.num_standby_replicas,
+            "probing_rebalance_interval_ms": self.probing_rebalance_interval_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TaskLayout:
+    """Which tasks exist, which are stateful, and which changelog topics they restore from.
+
+    Attributes
+    ----------
+    changelogs:
+        Logged changelog topic -> (sub-topology, store). A store's changelog counts as logged
+        when the end offsets list it.
+    partitions:
+        Sub-topology -> number of partitions (= tasks), for every sub-topology whose count is
+        known.
+    stateful_subtopologies:
+        Sub-topologies with at least one logged changelog.
+    source_topics:
+        Source topic (both spellings of internal topics) -> sub-topology.
+    """
+
+    changelogs: dict[str, tuple[int, str]]
+    partitions: dict[int, int]
+    stateful_subtopologies: frozenset[int]
+    source_topics: dict[str, int] = field(default_factory=dict)
+
+    def expected_changelogs(self) -> dict[int, int]:
+        """Sub-topology -> number of logged changelog partitions each of its tasks has."""
+        counts: dict[int, int] = defaultdict(int)
+        for sub, _store in self.changelogs.values():
+            counts[sub] += 1
+        return dict(counts)
+
+    def stateful_tasks(self) -> list[str]:
+        """Stateful task ids in Kafka's TaskId order."""
+        return sorted_task_ids(
+            f"{sub}_{p}"
+            for sub in self.stateful_subtopologies
+            for p in range(self.partitions.get(sub, 0))
+        )
+
+    def stateless_tasks(self) -> list[str]:
+        """Stateless task ids in Kafka's TaskId order."""
+        return sorted_task_ids(
+            f"{sub}_{p}"
+            for sub, count in self.partitions.items()
+            if sub not in self.stateful_subtopologies
+            for p in range(count)
+        )
+
+
+def plan_tasks(
+    topology: Topology,
+    application_id: str,
+    end_offset_partitions: dict[str, int],
+    membership: Membership,
+    end_source: str = "end-offsets",
+) -> tuple[TaskLayout, list[ErrorRow]]:
+    """Derive the task layout from the topology, the end offsets and the members' ownership.
+
+    Parameters
+    ----------
+    topology:
+        Sub-topologies with their source topics and stores.
+    application_id:
+        Kafka Streams' ``application.id`` (prefix of changelog and internal topics).
+    end_offset_partitions:
+        Topic -> number of partitions seen in the end offsets (max partition + 1).
+    membership:
+        Members and their owned partitions.
+    end_source:
+        Name of the end-offsets input, for error rows.
+
+    Returns
+    -------
+    layout : TaskLayout
+    errors : list of ErrorRow
+        Stores without end offsets (treated as not logged, as Kafka treats a store without a
+        changelog) and sub-topologies whose partition count is unknown.
+
+    Raises
+    ------
+    LagInputError
+        When the topology has stores but no changelog topic appears in the end offsets (a wrong
+        ``--application-id`` or end-offsets file), since no lag could be computed at all.
+
+    Notes
+    -----
+    A sub-topology has as many tasks as the largest partition count of its source topics
+    (``PartitionGrouper``); its changelog topics are created with that count. The count is the
+    maximum over the changelog and source topics in the end offsets and the partitions the
+    members own.
+    """
+    errors: list[ErrorRow] = []
+    all_changelogs = topology.changelog_topics(application_id)
+    logged = {t: owner for t, owner in all_changelogs.items() if t in end_offset_partitions}
+    if all_changelogs and not logged:
+        example = next(iter(all_changelogs))
+        raise LagInputError(
+            f"--end-offsets {end_source}: no end offset for any changelog topic of the topology "
+            f"(expected names like {example}; is --application-id right?)"
+        )
+    for topic, (sub, store) in sorted(all_changelogs.items()):
+        if topic not in logged:
+            errors.append(
+                ErrorRow(
+                    end_source,
+                    None,
+                    topic,
+                    f"no end offsets for changelog: store {store!r} of sub-topology {sub} "
+                    "is treated as not logged (no lag for it)",
+                )
+            )
+    sources = topology.source_topics(application_id)
+    counts: dict[int, int] = defaultdict(int)
+    for topic, (sub, _store) in logged.items():
+        counts[sub] = max(counts[sub], end_offset_partitions[topic])
+    for topic, sub in sources.items():
+        if topic in end_offset_partitions:
+            counts[sub] = max(counts[sub], end_offset_partitions[topic])
+    for owned in membership.owned_partitions().values():
+        for topic, partition in owned:
+            sub = topology.subtopology_of_source(topic, application_id)
+            if sub is not None:
+                counts[sub] = max(counts[sub], partition + 1)
+    for sub_id in topology.subtopologies:
+        if counts.get(sub_id, 0) == 0:
+            errors.append(
+                ErrorRow(
+                    "topology",
+                    None,
+                    f"Sub-topology: {sub_id}",
+                    f"partition count unknown: no member owns, and no end offset lists, a source "
+                    f"partition of sub-topology {sub_id}; its tasks are left out",
+                )
+            )
+    layout = TaskLayout(
+        changelogs=logged,
+        partitions={sub: n for sub, n in sorted(counts.items()) if n > 0},
+        stateful_subtopologies=frozenset(sub for sub, _store in logged.values()),
+        source_topics=sources,
+    )
+    return layout, errors
+
+
+def previous_active_tasks(
+    membership: Membership, topology: Topology, application_id: str, layout: TaskLayout
+) -> tuple[dict[str, set[tuple[int, int]]], list[ErrorRow]]:
+    """Tasks each process runs now as active, from the partitions its threads own.
+
+    Partition ``p`` of any source topic of sub-topology ``s`` belongs to task ``s_p``
+    (``PartitionGrouper``; Kafka's ``ClientState.initializePrevTasks`` maps owned partitions to
+    tasks the same way).
+
+    Parameters
+    ----------
+    membership:
+        The members and their owned partitions.
+    topology:
+        Source topics (and patterns) of each sub-topology.
+    application_id:
+        Prefix of internal topic names.
+    layout:
+        Partition counts: an owned partition beyond them is an error row.
+
+    Returns
+    -------
+    actives : dict
+        Process id -> set of (sub-topology, partition); every member process has an entry.
+    errors : list of ErrorRow
+        Owned partitions of topics no sub-topology reads.
+    """
+    actives: dict[str, set[tuple[int, int]]] = {pid: set() for pid in membership.processes()}
+    errors: list[ErrorRow] = []
+    for member in membership.members.values():
+        for topic, partition in member.owned or ():
+            sub = topology.subtopology_of_source(topic, application_id)
+            if sub is None or partition >= layout.partitions.get(sub, 0):
+                errors.append(
+                    ErrorRow(
+                        "members",
+                        None,
+                        f"{member.member_id} {topic}({partition})",
+                        f"not a source partition: {topic}-{partition} is read by no sub-topology",
+                    )
+                )
+                continue
+            actives[member.process_id].add((sub, partition))
+    return actives, errors
+
+
+def kafka_lag(offset_sum: Column, end_offset_sum: Column) -> Column:
+    """``ClientState.computeTaskLags`` as a Spark column expression.
+
+    Parameters
+    ----------
+    offset_sum:
+        Long column: the reported offset sum (-2 running active, -3 unknown, else >= 0).
+    end_offset_sum:
+        Long column: the task's end offset sum (>= 0), or null when unknown.
+
+    Returns
+    -------
+    pyspark.sql.Column
+        Long, records: -2 and -3 pass through; null when the end offset sum is unknown; the end
+        offset sum when the offset sum is beyond it (Kafka warns the task is probably
+        corrupted); else ``end - offset sum``.
+    """
+    from pyspark.sql import functions as F
+
+    return (
+        F.when(offset_sum == LATEST_OFFSET, F.lit(LATEST_OFFSET))
+        .when(offset_sum == UNKNOWN_OFFSET_SUM, F.lit(UNKNOWN_OFFSET_SUM))
+        .when(end_offset_sum.isNull() | offset_sum.isNull(), F.lit(None))
+        .when(end_offset_sum < offset_sum, end_offset_sum)
+        .otherwise(end_offset_sum - offset_sum)
+        .cast("long")
+    )
+
+
+def records_behind(offset_sum: Column, end_offset_sum: Column) -> Column:
+    """Records a replica still has to restore: ``max(end - offset sum, 0)`` (long, records).
+
+    Unlike Kafka's lag, an offset sum *ahead* of the end offsets counts as caught up (0): with
+    periodic snapshots the matched end offsets are older than the checkpoint, so being ahead
+    means "caught up to that moment", not a corrupted task. A running active (-2) is 0; an
+    unknown offset sum (-3) or end offset sum is null.
+
+    Parameters
+    ----------
+    offset_sum, end_offset_sum:
+        Long columns, as for :func:`kafka_lag`.
+
+    Returns
+    -------
+    pyspark.sql.Column
+        Long, records, >= 0 or null.
+    """
+    from pyspark.sql import functions as F
+
+    return (
+        F.when(offset_sum == LATEST_OFFSET, F.lit(0))
+        .when((offset_sum < 0) | offset_sum.isNull() | end_offset_sum.isNull(), F.lit(None))
+        .otherwise(F.greatest(end_offset_sum - offset_sum, F.lit(0)))
+        .cast("long")
+    )
+
+
+def _pinned_sum(has_latest: Column, raw_sum: Column) -> Column:
+    """Kafka's offset sum from aggregates: -2 if any partition said so, pinned on overflow.
+
+    ``raw_sum`` is ``try_sum(greatest(offset, 0))``: sentinels and marker rows add 0, so it is
+    null only when the sum overflowed.
+    """
+    from pyspark.sql import functions as F
+
+    return (
+        F.when(F.coalesce(has_latest, F.lit(False)), F.lit(LATEST_OFFSET))
+        .otherwise(F.coalesce(raw_sum, F.lit(LONG_MAX)))
+        .cast("long")
+    )
+
+
+#: ``pkey`` of end-offset rows (no process); process ids hashing to it are refused.
+END_PKEY = 0
+
+
+def _task_key(sub: Column, part: Column) -> Column:
+    """One long per task: ``sub-topology << 32 | partition`` (both are non-negative ints)."""
+    from pyspark.sql import functions as F
+
+    return F.shiftleft(sub.cast("long"), 32).bitwiseOR(part.cast("long"))
+
+
+def _task_sub(task_key: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.shiftright(task_key, 32).cast("int")
+
+
+def _task_part(task_key: Column) -> Column:
+    return task_key.bitwiseAND(0xFFFF_FFFF).cast("int")
+
+
+def _process_keys(spark: SparkSession, offsets: DataFrame) -> DataFrame:
+    """The distinct process ids of the offset rows with their 64-bit ``xxhash64`` keys.
+
+    Raises
+    ------
+    LagInputError
+        When two process ids share a key (odds about n^2 / 2^65), or one hashes to
+        :data:`END_PKEY`.
+    """
+    from pyspark.sql import functions as F
+
+    rows = (
+        offsets.select("process_id")
+        .where(F.col("process_id").isNotNull())
+        .distinct()
+        .select("process_id", F.xxhash64("process_id").alias("pkey"))
+        .collect()
+    )
+    keys: dict[int, str] = {}
+    for row in rows:
+        clash = keys.get(row["pkey"]) if row["pkey"] != END_PKEY else "the end-offset rows"
+        if clash is not None:
+            raise LagInputError(
+                f"--offsets: process ids {clash} and {row['process_id']} share a 64-bit key"
+            )
+        keys[row["pkey"]] = row["process_id"]
+    return spark.createDataFrame(sorted(keys.items()), "pkey long, process_id string")
+
+
+def _decode(frame: DataFrame, process_keys: DataFrame) -> DataFrame:
+    """Add ``process_id``, ``sub`` and ``part`` back to rows keyed by ``pkey`` and ``task_key``."""
+    from pyspark.sql import functions as F
+
+    return frame.join(F.broadcast(process_keys), "pkey", "left").select(
+        "*",
+        _task_sub(F.col("task_key")).alias("sub"),
+        _task_part(F.col("task_key")).alias("part"),
+    )
+
+
+def _row_source(fallback: Column) -> Column:
+    """Where an error row came from: its ``source`` column, else the file it was read from.
+
+    ``input_file_name`` is evaluated only on error rows, so the scan of good rows stays lean.
+    """
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.col("source"), F.nullif(F.input_file_name(), F.lit("")), fallback)
+
+
+def _map_lookup(mapping: dict[Any, Any], key: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    if not mapping:
+        return F.lit(None)
+    pairs = [F.lit(x) for item in sorted(mapping.items()) for x in item]
+    return F.element_at(F.create_map(*pairs), key)
+
+
+@dataclass
+class LagJob:
+    """The computed lags of one run: lazy DataFrames plus the small driver-side facts.
+
+    Attributes
+    ----------
+    spark:
+        The session.
+    application_id:
+        Kafka Streams' ``application.id``.
+    layout:
+        Stateful and stateless tasks and their changelogs.
+    membership:
+        The group's Kafka Streams members.
+    actives:
+        Process id -> tasks it runs as active now, as (sub-topology, partition).
+    configs:
+        Configs written into the cluster state (and ``acceptable_recovery_lag`` for the ETA).
+    snapshots:
+        Per-snapshot aggregates of both inputs with the as-of end offsets, keyed by ``pkey``
+        (process) and ``task_key`` (internal).
+    named:
+        ``snapshots`` with ``process_id``, ``sub`` and ``part`` decoded.
+    process_keys:
+        ``pkey`` -> ``process_id`` (small).
+    lags:
+        The lag table (:data:`LAG_TABLE_COLUMNS`).
+    restore:
+        The restore table (:data:`RESTORE_TABLE_COLUMNS`).
+    row_errors:
+        Error rows found by Spark in the offset and end-offset rows.
+    python_errors:
+        Error rows of the parsed text inputs and of the layout.
+    """
+
+    spark: SparkSession
+    application_id: str
+    layout: TaskLayout
+    membership: Membership
+    actives: dict[str, set[tuple[int, int]]]
+    configs: LagConfigs
+    snapshots: DataFrame
+    named: DataFrame
+    process_keys: DataFrame
+    lags: DataFrame
+    restore: DataFrame
+    row_errors: DataFrame
+    python_errors: list[ErrorRow]
+
+    def errors(self) -> DataFrame:
+        """The whole errors table.
+
+        Returns
+        -------
+        pyspark.sql.DataFrame
+            ``source``, ``line``, ``raw``, ``reason``: Python-side rows, then Spark-side rows.
+        """
+        return errors_dataframe(self.spark, self.python_errors).unionByName(self.row_errors)
+
+    def error_summary(self) -> dict[str, int]:
+        """Error rows per reason category (the text before the first colon).
+
+        Returns
+        -------
+        dict
+            Category -> number of rows, most frequent first (runs one Spark action).
+        """
+        from pyspark.sql import functions as F
+
+        rows = (
+            self.errors()
+            .groupBy(F.substring_index("reason", ":", 1).alias("reason"))
+            .count()
+            .collect()
+        )
+        return dict(
+            sorted(((r["reason"], r["count"]) for r in rows), key=lambda kv: (-kv[1], kv[0]))
+        )
+
+    def unpersist(self) -> None:
+        """Release the cached snapshots."""
+        self.snapshots.unpersist()
+
+    def state_moment(self, at: int | None = None) -> int | None:
+        """The moment a cluster state for ``at`` describes: its latest end-offset snapshot.
+
+        Parameters
+        ----------
+        at:
+            Epoch ms, or None for the latest.
+
+        The group leader fetches end offsets *after* the members sent their subscriptions, so
+        the cluster state pairs the latest complete end offsets at or before ``at`` with each
+        process's latest snapshot at or before *their* time. Without timed end offsets (a
+        ``kafka-get-offsets.sh`` file) the moment is ``at`` itself (None = the latest).
+
+        Returns
+        -------
+        int or None
+            Epoch ms, or None for "the latest snapshot of each process".
+        """
+        from pyspark.sql import functions as F
+
+        ends = self.named.filter((F.col("kind") == 0) & F.col("complete"))
+        if at is not None:
+            ends = ends.filter(F.col("time_key") <= at)
+        latest = ends.agg(F.max("time_key").alias("t")).first()
+        moment = latest["t"] if latest is not None else None
+        if moment is None or moment == LONG_MIN:
+            return at
+        return int(moment)
+
+    def cluster_state(self, at: int | None = None, native: bool = False) -> dict[str, Any]:
+        """The cluster-state document as the group leader would see it at time ``at``.
+
+        Parameters
+        ----------
+        at:
+            Epoch milliseconds; None = the latest moment in the data. The end offset sum of each
+            task is its latest complete one at or before ``at``; each process contributes its
+            latest snapshot at or before that end-offset moment (:meth:`state_moment`);
+            snapshots without a time always count, as "now".
+        native:
+            Write Kafka's raw numbers instead of lags: per client ``task_offset_sums`` (what the
+            subscription carries) and the top-level ``changelog_end_offset_sums``; the core turns
+            them into lags with the same ``computeTaskLags`` rule. Without it, per client
+            ``task_lags``.
+
+        Returns
+        -------
+        dict
+            The cluster-state document (``scenario-format.md``): ``configs``, ``stateful_tasks``,
+            ``stateless_tasks`` and one client per member process with ``id``, ``capacity``,
+            ``prev_active``, ``prev_standby`` and ``task_lags`` (or ``task_offset_sums``), task
+            ids in Kafka's TaskId order, clients in UUID order. A stateful task without any end
+            offsets gets lag -3 (unknown) on clients with local state, and an error row.
+        """
+        cutoff = self.state_moment(at)
+        rows = self._state_at(at, cutoff).collect()
+        end_sums = {
+            f"{r['sub']}_{r['part']}": r["end_offset_sum"] for r in self._end_sums_at(at).collect()
+        }
+
+        stateful = self.layout.stateful_tasks()
+        stateless = self.layout.stateless_tasks()
+        known_stateful = set(stateful)
+        for task in stateful:
+            if task not in end_sums:
+                self.python_errors.append(
+                    ErrorRow(
+                        "end-offsets",
+                        None,
+                        task,
+                        "no end offsets: no complete end offsets for this task; lag -3 (unknown)",
+                    )
+                )
+
+        per_client: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+        for r in rows:
+            task = f"{r['sub']}_{r['part']}"
+            if task not in known_stateful:
+                self.python_errors.append(
+                    ErrorRow(
+                        "offsets",
+                        None,
+                        f"{r['process_id']} {task}",
+                        "unknown task: beyond the partitions of its changelogs",
+                    )
+                )
+                continue
+            per_client[r["process_id"]][task] = (r["reported_sum"], r["lag"])
+
+        capacity = self.membership.capacity()
+        clients = []
+        for process_id in sorted(capacity, key=uuid_sort_key):
+            tasks = per_client.get(process_id, {})
+            active = {f"{s}_{p}" for s, p in self.actives.get(process_id, set())}
+            # ClientState.initializePrevTasks: owned partitions first, then offset sums of -2.
+            active |= {t for t, (reported, _lag) in tasks.items() if reported == LATEST_OFFSET}
+            standby = {t for t in tasks if t not in active}
+            client: dict[str, Any] = {
+                "id": process_id,
+                "capacity": capacity[process_id],
+                "prev_active": sorted_task_ids(active),
+                "prev_standby": sorted_task_ids(standby),
+            }
+            ordered = sorted_task_ids(tasks)
+            if native:
+                client["task_offset_sums"] = {t: tasks[t][0] for t in ordered if t in end_sums}
+            else:
+                client["task_lags"] = {t: tasks[t][1] for t in ordered}
+            clients.append(client)
+
+        document: dict[str, Any] = {
+            "name": self.application_id,
+            "configs": self.configs.to_json(),
+            "stateful_tasks": stateful,
+            "stateless_tasks": stateless,
+        }
+        if native:
+            document["changelog_end_offset_sums"] = {
+                t: end_sums[t] for t in stateful if t in end_sums
+            }
+        document["clients"] = clients
+        return document
+
+    def non_member_processes(self, at: int | None = None) -> list[str]:
+        """Processes with local state that are not group members (left out of the state).
+
+        Parameters
+        ----------
+        at:
+            Epoch ms, or None for the latest; as for :meth:`cluster_state`.
+
+        Returns
+        -------
+        list of str
+            Process ids, sorted.
+        """
+        members = set(self.membership.processes())
+        rows = self._offsets_at(self.state_moment(at)).select("process_id").distinct().collect()
+        return sorted({r["process_id"] for r in rows} - members)
+
+    def _offsets_at(self, cutoff: int | None) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        offsets = self.named.filter(F.col("kind") == 1)
+        if cutoff is not None:
+            offsets = offsets.filter(
+                (F.col("time_key") <= cutoff) | (F.col("time_key") == LONG_MAX)
+            )
+        return offsets
+
+    def _end_sums_at(self, at: int | None) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        ends = self.named.filter((F.col("kind") == 0) & F.col("complete"))
+        if at is not None:
+            ends = ends.filter(F.col("time_key") <= at)
+        return ends.groupBy("sub", "part").agg(
+            F.max_by("offset_sum", "time_key").alias("end_offset_sum"),
+            F.max("time_key").alias("end_offset_time"),
+        )
+
+    def _state_at(self, at: int | None, cutoff: int | None) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        offsets = self._offsets_at(cutoff)
+        latest = offsets.groupBy("process_id").agg(F.max("time_key").alias("time_key"))
+        current = offsets.join(F.broadcast(latest), ["process_id", "time_key"]).select(
+            "process_id", "sub", "part", "offset_sum"
+        )
+        stateful_subs = self.layout.stateful_subtopologies
+        active_rows = [
+            (pid, sub, part)
+            for pid, tasks in self.actives.items()
+            for sub, part in tasks
+            if sub in stateful_subs
+        ]
+        actives = self.spark.createDataFrame(
+            active_rows, "process_id string, sub int, part int"
+        ).withColumn("active", F.lit(True))
+        joined = current.join(actives, ["process_id", "sub", "part"], "full_outer").join(
+            self._end_sums_at(at), ["sub", "part"], "left"
+        )
+        reported = F.when(F.col("active"), F.lit(LATEST_OFFSET)).otherwise(F.col("offset_sum"))
+        lag = F.coalesce(kafka_lag(reported, F.col("end_offset_sum")), F.lit(UNKNOWN_OFFSET_SUM))
+        return joined.select(
+            "process_id", "sub", "part", reported.alias("reported_sum"), lag.alias("lag")
+        )
+
+
+def compute_lags(
+    spark: SparkSession,
+    *,
+    application_id: str,
+    topology: Topology,
+    membership: Membership,
+    offsets: DataFrame,
+    end_offsets: DataFrame,
+    configs: LagConfigs | None = None,
+    rate_window: int = 2,
+    errors: Sequence[ErrorRow] = (),
+    end_source: str = "end-offsets",
+    persist: bool = True,
+) -> LagJob:
+    """Build the lag job over offset rows and end-offset rows.
+
+    Parameters
+    ----------
+    spark:
+        The session.
+    application_id:
+        Kafka Streams' ``application.id``.
+    topology:
+        From :func:`lag.topology.parse_topology`.
+    membership:
+        From :func:`lag.members.parse_members`; must hold at least one Streams member.
+    offsets:
+        Offset rows (``lag.readers.OFFSETS_SCHEMA``): checkpointed changelog offsets per process,
+        any number of snapshots.
+    end_offsets:
+        End-offset rows (``lag.readers.END_OFFSETS_SCHEMA``), one moment or a history.
+    configs:
+        Assignment configs; ``acceptable_recovery_lag`` also sets the restore table's target.
+    rate_window:
+        Snapshots spanned by the catch-up rate (2 = the last two consecutive snapshots).
+    errors:
+        Error rows already found while parsing the inputs (kept in the errors table).
+    end_source:
+        Name of the end-offsets input for error rows.
+    persist:
+        Cache the per-snapshot aggregates (the lag table, the restore table and the cluster
+        state all read them).
+
+    Returns
+    -------
+    LagJob
+        Lazy DataFrames. Two small Spark actions have run: the partition counts of the end
+        offsets and the distinct process ids of the offset rows.
+
+    Raises
+    ------
+    LagInputError
+        When the membership has no Kafka Streams member, or no changelog of the topology has
+        end offsets.
+    ValueError
+        When ``rate_window`` < 2.
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if rate_window < 2:
+        raise ValueError(f"rate_window must be >= 2 snapshots, got {rate_window}")
+    if not membership.members:
+        raise LagInputError(
+            f"--members: no Kafka Streams member of application {application_id!r} "
+            f"({len(membership.errors)} line(s) in the errors table)"
+        )
+    configs = configs or LagConfigs()
+    python_errors = list(errors)
+
+    partition_counts = {
+        r["topic"]: r["n"]
+        for r in end_offsets.filter(F.col("partition") >= 0)
+        .groupBy("topic")
+        .agg((F.max("partition") + 1).alias("n"))
+        .collect()
+    }
+    layout, layout_errors = plan_tasks(
+        topology, application_id, partition_counts, membership, end_source
+    )
+    python_errors.extend(layout_errors)
+    actives, active_errors = previous_active_tasks(membership, topology, application_id, layout)
+    python_errors.extend(active_errors)
+
+    changelog_sub = {topic: sub for topic, (sub, _store) in layout.changelogs.items()}
+    stateful_subs = sorted(layout.stateful_subtopologies)
+    process_keys = _process_keys(spark, offsets)
+
+    # --- offset rows: validate, map to tasks -----------------------------------------------
+    is_marker = F.col("topic").isNull()  # an empty checkpoint: local state, offset sum 0
+    task_part = "try_cast(regexp_extract(task_id, '^([0-9]+)_([0-9]+)$', {}) AS INT)"
+    o = offsets.withColumn(
+        "sub",
+        F.when(is_marker, F.expr(task_part.format(1))).otherwise(
+            _map_lookup(changelog_sub, F.col("topic"))
+        ),
+    ).withColumn(
+        "part", F.when(is_marker, F.expr(task_part.format(2))).otherwise(F.col("partition"))
+    )
+    unknown_marker_task = F.col("sub").isNull()
+    if stateful_subs:
+        unknown_marker_task = unknown_marker_task | ~F.col("sub").isin(stateful_subs)
+    derived_task = F.concat_ws("_", F.col("sub").cast("string"), F.col("partition").cast("string"))
+    reason = (
+        F.when(
+            F.col("raw").isNotNull(),
+            F.lit("unparsable row: not a JSON object of the offsets schema"),
+        )
+        .when(F.col("process_id").isNull(), F.lit("invalid row: process_id is missing"))
+        .when(
+            is_marker & F.col("task_id").isNull(), F.lit("invalid row: neither topic nor task_id")
+        )
+        .when(
+            is_marker & unknown_marker_task,
+            F.concat(
+                F.lit("unknown task: "),
+                F.coalesce(F.col("task_id"), F.lit("")),
+                F.lit(" is not a stateful task"),
+            ),
+        )
+        .when(
+            ~is_marker & F.col("sub").isNull(),
+            F.concat(
+                F.lit("unknown changelog topic: no logged store of the topology owns "),
+                F.col("topic"),
+            ),
+        )
+        .when(
+            ~is_marker & (F.col("partition").isNull() | (F.col("partition") < 0)),
+            F.lit("invalid row: partition"),
+        )
+        .when(
+            ~is_marker
+            & (
+                F.col("offset").isNull()
+                | ((F.col("offset") < 0) & ~F.col("offset").isin(OFFSET_UNKNOWN, LATEST_OFFSET))
+            ),
+            F.concat(
+                F.lit("invalid offset: "), F.coalesce(F.col("offset").cast("string"), F.lit("null"))
+            ),
+        )
+        .when(
+            ~is_marker & F.col("task_id").isNotNull() & (F.col("task_id") != derived_task),
+            F.concat(
+                F.lit("task mismatch: the partition belongs to task "),
+                derived_task,
+                F.lit(", row says "),
+                F.col("task_id"),
+            ),
+        )
+    )
+    o = o.withColumn("reason", reason)
+    raw_offsets = F.coalesce(
+        F.col("raw"),
+        F.to_json(
+            F.struct("process_id", "topic", "partition", "offset", "task_id", "snapshot_time")
+        ),
+    )
+    offset_errors = o.filter(F.col("reason").isNotNull()).select(
+        _row_source(F.lit("offsets")).alias("source"),
+        F.col("line"),
+        raw_offsets.alias("raw"),
+        F.col("reason"),
+    )
+    good_offsets = o.filter(F.col("reason").isNull()).select(
+        F.lit(1).alias("kind"),
+        F.coalesce(F.col("snapshot_time"), F.lit(LONG_MAX)).alias("time_key"),
+        F.xxhash64("process_id").alias("pkey"),
+        _task_key(F.col("sub"), F.col("part")).alias("task_key"),
+        F.col("offset"),
+    )
+
+    # --- end-offset rows: validate, keep changelog partitions -----------------------------
+    source_topics = sorted(layout.source_topics)
+    e = end_offsets.withColumn("sub", _map_lookup(changelog_sub, F.col("topic")))
+    unknown_topic = F.col("sub").isNull()
+    if source_topics:
+        unknown_topic = unknown_topic & ~F.col("topic").isin(source_topics)
+    end_reason = (
+        F.when(
+            F.col("raw").isNotNull(),
+            F.lit("unparsable row: not a JSON object of the end-offsets schema"),
+        )
+        .when(
+            F.col("topic").isNull() | F.col("partition").isNull() | (F.col("partition") < 0),
+            F.lit("invalid row: topic or partition"),
+        )
+        .when(
+            F.col("offset").isNull() | (F.col("offset") < 0),
+            F.concat(
+                F.lit("invalid end offset: "),
+                F.coalesce(F.col("offset").cast("string"), F.lit("null")),
+            ),
+        )
+        .when(
+            unknown_topic,
+            F.concat(
+                F.lit("unknown topic: "),
+                F.col("topic"),
+                F.lit(" is neither a changelog nor a source topic of the topology"),
+            ),
+        )
+    )
+    e = e.withColumn("reason", end_reason)
+    end_errors = e.filter(F.col("reason").isNotNull()).select(
+        _row_source(F.lit(end_source)).alias("source"),
+        F.col("line"),
+        F.coalesce(
+            F.col("raw"), F.to_json(F.struct("topic", "partition", "offset", "snapshot_time"))
+        ).alias("raw"),
+        F.col("reason"),
+    )
+    good_ends = e.filter(F.col("reason").isNull() & F.col("sub").isNotNull()).select(
+        F.lit(0).alias("kind"),
+        F.coalesce(F.col("snapshot_time"), F.lit(LONG_MIN)).alias("time_key"),
+        F.lit(END_PKEY).alias("pkey"),
+        _task_key(F.col("sub"), F.col("partition")).alias("task_key"),
+        F.col("offset"),
+    )
+
+    # --- one shuffle by task; per-snapshot sums --------------------------------------------
+    # Rows travel with compact keys (48 bytes instead of ~100): the process id as its 64-bit
+    # xxhash, the task as sub-topology << 32 | partition; both are decoded after the windows.
+    unioned = good_offsets.unionByName(good_ends).repartition("task_key")
+    summed = unioned.groupBy("kind", "time_key", "pkey", "task_key").agg(
+        F.max(F.col("offset") == LATEST_OFFSET).alias("has_latest"),
+        F.try_sum(F.greatest(F.col("offset"), F.lit(0))).alias("raw_sum"),
+        F.count("offset").alias("n_partitions"),
+    )
+    expected = _map_lookup(layout.expected_changelogs(), _task_sub(F.col("task_key")))
+    summed = summed.select(
+        "kind",
+        "time_key",
+        "pkey",
+        "task_key",
+        "n_partitions",
+        _pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
+        F.when(F.col("kind") == 0, F.col("n_partitions") == expected).alias("complete"),
+    )
+
+    # --- as-of join: the latest complete end offsets at or before each snapshot ------------
+    by_task = (
+        Window.partitionBy("task_key")
+        .orderBy("time_key", "kind")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    usable_end = (F.col("kind") == 0) & F.col("complete")
+    snapshots = summed.withColumn(
+        "end_offset_sum",
+        F.last(F.when(usable_end, F.col("offset_sum")), ignorenulls=True).over(by_task),
+    ).withColumn(
+        "end_offset_time",
+        F.last(F.when(usable_end, F.col("time_key")), ignorenulls=True).over(by_task),
+    )
+    if persist:
+        snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
+    named = _decode(snapshots, process_keys)
+
+    incomplete_errors = named.filter((F.col("kind") == 0) & ~F.col("complete")).select(
+        F.lit(end_source).alias("source"),
+        F.lit(None).cast("long").alias("line"),
+        F.concat(
+            F.lit("task "),
+            F.col("sub").cast("string"),
+            F.lit("_"),
+            F.col("part").cast("string"),
+            F.lit(" at "),
+            F.when(F.col("time_key") == LONG_MIN, F.lit("(no time)")).otherwise(
+                F.col("time_key").cast("string")
+            ),
+            F.lit(": "),
+            F.col("n_partitions").cast("string"),
+            F.lit(" of "),
+            expected.cast("string"),
+            F.lit(" changelog partitions"),
+        ).alias("raw"),
+        F.lit(
+            "incomplete end offsets: a changelog partition of the task is missing; "
+            "snapshot not used"
+        ).alias("reason"),
+    )
+
+    task_id = F.concat_ws("_", F.col("sub").cast("string"), F.col("part").cast("string"))
+    lags = named.filter(F.col("kind") == 1).select(
+        F.when(F.col("time_key") != LONG_MAX, F.col("time_key")).alias("snapshot_time"),
+        F.col("process_id"),
+        task_id.alias("task_id"),
+        F.col("sub").alias("subtopology"),
+        F.col("part").alias("partition"),
+        F.col("n_partitions").alias("changelog_partitions"),
+        F.col("offset_sum"),
+        F.when(F.col("end_offset_time") != LONG_MIN, F.col("end_offset_time")).alias(
+            "end_offset_time"
+        ),
+        F.col("end_offset_sum"),
+        kafka_lag(F.col("offset_sum"), F.col("end_offset_sum")).alias("lag"),
+        records_behind(F.col("offset_sum"), F.col("end_offset_sum")).alias("records_behind"),
+    )
+
+    restore = _restore_table(snapshots, process_keys, configs.acceptable_recovery_lag, rate_window)
+    return LagJob(
+        spark=spark,
+        application_id=application_id,
+        layout=layout,
+        membership=membership,
+        actives=actives,
+        configs=configs,
+        snapshots=snapshots,
+        named=named,
+        process_keys=process_keys,
+        lags=lags,
+        restore=restore,
+        row_errors=offset_errors.unionByName(end_errors).unionByName(incomplete_errors),
+        python_errors=python_errors,
+    )
+
+
+def _restore_table(
+    snapshots: DataFrame, process_keys: DataFrame, acceptable_recovery_lag: int, rate_window: int
+) -> DataFrame:
+    """Per (process, task): where the replica stands, how fast it catches up, and when it will be.
+
+    Rates are measured on ``records_behind`` (see :func:`records_behind`) between the snapshot
+    ``rate_window - 1`` steps back (or the first one) and the latest: ``catch_up_rate`` is how
+    fast it shrank, ``restore_rate`` how fast the offset sum grew, both in records/s.
+    ``eta_ms`` is 0 when the replica is within ``acceptable.recovery.lag`` (always, when that is
+    ``Long.MAX_VALUE``), ``ceil((records_behind - acceptable) / catch_up_rate)`` seconds in ms
+    when it is catching up, and null when it is not. Snapshots with an unknown offset sum or
+    end offset sum are left out.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    offset_sum, end_sum = F.col("offset_sum"), F.col("end_offset_sum")
+    rows = (
+        snapshots.filter(F.col("kind") == 1)
+        .select(
+            "pkey",
+            "task_key",
+            "time_key",
+            "offset_sum",
+            "end_offset_sum",
+            kafka_lag(offset_sum, end_sum).alias("lag"),
+            records_behind(offset_sum, end_sum).alias("behind"),
+        )
+        .filter(F.col("behind").isNotNull())
+    )
+    ordered = Window.partitionBy("pkey", "task_key").orderBy("time_key")
+    running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    back = rate_window - 1
+
+    def earlier(name: str) -> Column:
+        return F.coalesce(F.lag(name, back).over(ordered), F.first(name).over(running))
+
+    rows = rows.select(
+        "*",
+        earlier("time_key").alias("prev_time"),
+        earlier("behind").alias("prev_behind"),
+        earlier("offset_sum").alias("prev_offset_sum"),
+    )
+    latest = rows.groupBy("pkey", "task_key").agg(
+        F.count("*").alias("snapshots"),
+        F.min("time_key").alias("first_time"),
+        F.max_by(
+            F.struct(
+                "time_key",
+                "offset_sum",
+                "end_offset_sum",
+                "lag",
+                "behind",
+                "prev_time",
+                "prev_behind",
+                "prev_offset_sum",
+            ),
+            "time_key",
+        ).alias("last"),
+    )
+    last = F.col("last")
+    timed = (last["time_key"] != LONG_MAX) & (last["prev_time"] != LONG_MAX)
+    elapsed_ms = F.when(
+        timed & (last["time_key"] > last["prev_time"]), last["time_key"] - last["prev_time"]
+    )
+    catch_up = (last["prev_behind"] - last["behind"]).cast("double") * 1000.0 / elapsed_ms
+    restoring = F.when(
+        (last["offset_sum"] >= 0) & (last["prev_offset_sum"] >= 0),
+        last["offset_sum"] - last["prev_offset_sum"],
+    )
+    restore_rate = restoring.cast("double") * 1000.0 / elapsed_ms
+    unbounded = acceptable_recovery_lag == LONG_MAX
+    target = 0 if unbounded else acceptable_recovery_lag
+    caught_up = F.lit(True) if unbounded else last["behind"] <= F.lit(target)
+    to_go = (last["behind"] - F.lit(target)).cast("double")
+    eta = (
+        F.when(caught_up, F.lit(0))
+        .when(catch_up > 0, F.ceil(to_go * 1000.0 / catch_up))
+        .cast("long")
+    )
+    snapshot_time = F.when(last["time_key"] != LONG_MAX, last["time_key"])
+    return _decode(latest, process_keys).select(
+        "process_id",
+        F.concat_ws("_", F.col("sub").cast("string"), F.col("part").cast("string")).alias(
+            "task_id"
+        ),
+        F.col("sub").alias("subtopology"),
+        F.col("part").alias("partition"),
+        "snapshots",
+        F.when(F.col("first_time") != LONG_MAX, F.col("first_time")).alias("first_snapshot_time"),
+        F.when(timed, last["prev_time"]).alias("rate_from_time"),
+        snapshot_time.alias("snapshot_time"),
+        last["offset_sum"].alias("offset_sum"),
+        last["end_offset_sum"].alias("end_offset_sum"),
+        last["lag"].alias("lag"),
+        last["behind"].alias("records_behind"),
+        catch_up.alias("catch_up_rate"),
+        restore_rate.alias("restore_rate"),
+        caught_up.alias("caught_up"),
+        eta.alias("eta_ms"),
+        (snapshot_time + eta).alias("caught_up_at"),
+    )
