@@ -109,10 +109,6 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:  # 
     return registrars
 
 
-class _ArgumentParserExit(Exception):
-    pass
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns (and exits with) its status."""
     parser = build_parser()
