@@ -2,8 +2,8 @@
 
 By default the small scenarios (chosen by size) run with a short time limit; with
 ``STREAMS_ASSIGN_LONG=1`` all 160 run. Where HA's assignment is not a feasible point of a
-problem's model, the comparison is skipped with the reason (HA's output is then not comparable
-on that problem's objective), rather than passing silently.
+problem's model, only the optimum's own checks run (HA's output is then not comparable on that
+problem's objective); a separate test makes sure the comparison runs on most scenarios.
 """
 
 from __future__ import annotations
@@ -73,16 +73,30 @@ def test_optimum_is_never_worse_than_kafka_ha(inputs, name, problem):
     if result.status == "INFEASIBLE":
         assert reasons, "the model is infeasible although HA's assignment satisfies it"
         assert result.explanation
-        pytest.skip(f"{problem.value} problem infeasible: {result.explanation}")
+        return
     if result.status != "OPTIMAL":
         pytest.skip(f"not solved to optimality within {TIME_LIMIT:g} s ({result.status})")
+    assert result.assignment is not None and result.metrics is not None
+    assert result.metrics.valid, result.metrics.violations
+    assert model_violations(cluster, result.assignment, problem) == []
     if reasons:
-        pytest.skip(
-            f"HA's assignment is not a feasible point of the {problem.value} model: {reasons[0]}"
-        )
+        # HA's one step is not a point of this model (e.g. not balanced for the target), so
+        # there is no objective to compare it on; the optimum's own checks above still apply.
+        return
     ha_metrics = score(cluster, ha)
     names = OBJECTIVES[problem]
     optimum = tuple(Fraction(result.objective[n]) for n in names)
     kafka = tuple(Fraction(getattr(ha_metrics, n)) for n in names)
     assert optimum <= kafka, f"optimum {optimum} worse than HA {kafka} on {names}"
-    assert result.metrics is not None and result.metrics.valid
+
+
+def test_ha_is_a_point_of_the_immediate_model_on_most_scenarios(inputs):
+    comparable = [
+        name
+        for name in SCENARIOS
+        if not model_violations(
+            load_cluster_state(inputs / name), assign(inputs / name), Problem.IMMEDIATE
+        )
+    ]
+    # The optimum-vs-HA comparison must actually run on a good share of the scenarios.
+    assert len(comparable) >= len(SCENARIOS) // 2
