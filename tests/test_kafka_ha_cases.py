@@ -207,13 +207,8 @@ def test_random_input_file_is_reproducible_from_its_seed():
     assert case["scenario"] == kc.random_input_scenario(33)
 
 
-@pytest.mark.skip(
-    reason="#34 is a rack-awareness test: with strategy none it only asserts valid(1) on a random "
-    "input (covered by #33); its min_traffic half compares against the rack-aware assignor, "
-    "which is out of this suite's scope (rack awareness off)."
-)
-def test_should_remain_original_assignment_without_traffic_cost_for_min_cost_strategy():
-    """Kafka's #34; not ported (see the skip reason)."""
+# Kafka's #34 (shouldRemainOriginalAssignmentWithoutTrafficCostForMinCostStrategy) is a
+# rack-awareness test; it is ported in tests/assignors/test_rack_aware.py.
 
 
 # -- exact hand traces --------------------------------------------------------------------------
