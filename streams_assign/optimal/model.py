@@ -736,26 +736,17 @@ def _route_in_turn(
     client_standby: Sequence[int],
     actives_first: bool,
 ) -> dict[int, tuple[int | None, list[int]]] | None:
-    chosen_active: dict[int, list[int]] = {}
-    chosen_standby: dict[int, list[int]] = {}
-    if actives_first:
-        routed = _route(n_clients, actives, special, client_active, {})
-        if routed is None:
-            return None
-        chosen_active = routed
-        routed = _route(n_clients, standbys, special, client_standby, chosen_active)
-        if routed is None:
-            return None
-        chosen_standby = routed
-    else:
-        routed = _route(n_clients, standbys, special, client_standby, {})
-        if routed is None:
-            return None
-        chosen_standby = routed
-        routed = _route(n_clients, actives, special, client_active, chosen_standby)
-        if routed is None:
-            return None
-        chosen_active = routed
+    roles = [(actives, client_active), (standbys, client_standby)]
+    if not actives_first:
+        roles.reverse()
+    (first_counts, first_caps), (second_counts, second_caps) = roles
+    first = _route(n_clients, first_counts, special, first_caps, {})
+    if first is None:
+        return None
+    second = _route(n_clients, second_counts, special, second_caps, first)
+    if second is None:
+        return None
+    chosen_active, chosen_standby = (first, second) if actives_first else (second, first)
     return {
         t: (chosen_active[t][0] if chosen_active.get(t) else None, chosen_standby.get(t, []))
         for t in sorted(set(actives) | set(standbys))
