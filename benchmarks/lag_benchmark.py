@@ -6,8 +6,8 @@ script generates a history with :mod:`lag.generate` (a 60-instance fleet of 3000
 on the same files, in the same process:
 
 - **Spark** (``local[2]`` by default): the real job (:func:`lag.pipeline.build_job`): validation,
-  one shuffle by task, per-snapshot offset sums, the as-of window, the lag table written as
-  Parquet (*lag*); then the restore table from the cached snapshots (*restore*);
+  per-snapshot offset sums, the broadcast as-of join, the lag table written as Parquet (*lag*);
+  then the restore table from the kept per-snapshot rows (*restore*);
 - **DuckDB** (2 threads): the same computations in SQL: offset sums pinned on overflow, complete
   end-offset sums, ``ASOF LEFT JOIN``, lag table to Parquet (*lag*); window over each replica's
   snapshots, restore table to Parquet (*restore*).
@@ -229,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--engines", default="spark,duckdb")
     parser.add_argument(
-        "--no-persist", action="store_true", help="recompute instead of caching between the tables"
+        "--no-persist",
+        action="store_true",
+        help="recompute instead of keeping the per-snapshot rows between the tables",
     )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)

@@ -12,16 +12,19 @@ The job follows what a Kafka Streams group leader computes at a rebalance, per (
    offset sum beyond the end gives the end offset sum, otherwise ``end - offset sum``.
 
 With histories (rows carrying ``snapshot_time``) step 3 runs for every snapshot, each matched to
-the end offsets of the same or the latest earlier moment (an as-of join done with a running
-window per task), and the restore table turns consecutive snapshots into catch-up rates and the
-time until each replica is caught up.
+the end offsets of the same or the latest earlier moment (an as-of join), and the restore table
+turns consecutive snapshots into catch-up rates and the time until each replica is caught up.
 
-Plan: offset rows and end-offset rows are validated where they are read, unioned and shuffled
-**once**, hash-partitioned by task. The per-snapshot sums, the as-of window (partitioned by task)
-and the restore window (partitioned by process and task, a refinement of the same clustering)
-then run without another exchange; only sorts follow. Rows cross the shuffle with compact keys
-(process id as its 64-bit hash, task as ``sub-topology << 32 | partition``: 48 bytes a row) that
-are decoded by a broadcast join at the end. On a cluster, tasks spread over executors.
+Plan: offset rows are validated where they are read and summed per (snapshot, process, task)
+before they cross the one big shuffle (Spark's partial aggregation merges the changelog
+partitions of a task). Rows travel with compact keys: the process id as its 64-bit hash, the
+task as ``sub-topology << 32 | partition``; they are decoded by broadcast joins at the end. The
+end-offset rows, about a tenth of the offset rows, are summed per (moment, task) and turned into
+validity intervals; the as-of join is then a broadcast equi-join on (task, time bucket) with a
+range check, so the big side is never sorted. The per-snapshot result is cached once, and the
+lag table, the restore table and the cluster state all read it; the restore table is a few hash
+aggregations over it by (process, task). On a cluster, the scan, the partial sums and the join
+spread over the executors.
 """
 
 from __future__ import annotations
@@ -449,6 +452,68 @@ def _decode(frame: DataFrame, process_keys: DataFrame) -> DataFrame:
     )
 
 
+#: Most changelog end-offset rows whose per-task sums the as-of join broadcasts; beyond it,
+#: both sides of the join are shuffled.
+BROADCAST_END_ROWS = 20_000_000
+
+
+def _as_of_join(
+    snapshots: DataFrame, complete_ends: DataFrame, end_stats: list[Any], layout: TaskLayout
+) -> DataFrame:
+    """Add to each snapshot the latest complete end offsets of its task at or before its time.
+
+    The complete end-offset sums of each task become intervals ``[time, next time)``. Each
+    interval is listed under every time bucket it overlaps, so the join is an equi-join on
+    (task, bucket) plus a range check; a snapshot finds at most one interval. The buckets are
+    sized from ``end_stats`` (rows and time span of each end-offset topic) to about two end
+    snapshots each, and any sizing gives the same result: both sides use the same monotonic
+    bucket of the time clamped to the end offsets' span.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``snapshots`` plus ``end_offset_sum`` and ``end_offset_time`` (null when none match).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    stats = [r for r in end_stats if r["topic"] in layout.changelogs]
+    times = [t for r in stats for t in (r["first"], r["last"]) if t is not None]
+    low, high = (min(times), max(times)) if times else (0, 0)
+    buckets = max(1, max((r["rows"] // r["n"] for r in stats), default=1) // 2)
+    width = float(max(1, (high - low) // buckets + 1))
+
+    def bucket(time: Column) -> Column:
+        clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
+        return F.floor(clamped / F.lit(width))
+
+    by_task = Window.partitionBy("task_key").orderBy("time_key")
+    intervals = complete_ends.select(
+        "task_key",
+        F.col("time_key").alias("end_offset_time"),
+        F.col("offset_sum").alias("end_offset_sum"),
+        F.lead("time_key").over(by_task).alias("until"),
+    )
+    last_ms = F.coalesce(F.col("until") - 1, F.lit(LONG_MAX))
+    intervals = intervals.select(
+        "*", F.explode(F.sequence(bucket(F.col("end_offset_time")), bucket(last_ms))).alias("b")
+    )
+    if sum(r["rows"] for r in stats) <= BROADCAST_END_ROWS:
+        intervals = F.broadcast(intervals)
+    o, e = snapshots.withColumn("b", bucket(F.col("time_key"))).alias("o"), intervals.alias("e")
+    matches = (
+        (F.col("o.task_key") == F.col("e.task_key"))
+        & (F.col("o.b") == F.col("e.b"))
+        & (F.col("o.time_key") >= F.col("e.end_offset_time"))
+        & (F.col("e.until").isNull() | (F.col("o.time_key") < F.col("e.until")))
+    )
+    return o.join(e, matches, "left").select(
+        *(F.col(f"o.{name}") for name in snapshots.columns),
+        F.col("e.end_offset_sum"),
+        F.col("e.end_offset_time"),
+    )
+
+
 def _row_source(fallback: Column) -> Column:
     """Where an error row came from: its ``source`` column, else the file it was read from.
 
@@ -781,7 +846,8 @@ def compute_lags(
         Name of the end-offsets input for error rows.
     persist:
         Cache the per-snapshot aggregates (the lag table, the restore table and the cluster
-        state all read them).
+        state all read them). Without it, each output recomputes them from the inputs, and the
+        restore table does so ``rate_window`` times.
 
     Returns
     -------
@@ -798,7 +864,6 @@ def compute_lags(
         When ``rate_window`` < 2.
     """
     from pyspark import StorageLevel
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     if rate_window < 2:
@@ -811,13 +876,18 @@ def compute_lags(
     configs = configs or LagConfigs()
     python_errors = list(errors)
 
-    partition_counts = {
-        r["topic"]: r["n"]
-        for r in end_offsets.filter(F.col("partition") >= 0)
+    end_stats = (
+        end_offsets.filter(F.col("partition") >= 0)
         .groupBy("topic")
-        .agg((F.max("partition") + 1).alias("n"))
+        .agg(
+            (F.max("partition") + 1).alias("n"),
+            F.count("*").alias("rows"),
+            F.min("snapshot_time").alias("first"),
+            F.max("snapshot_time").alias("last"),
+        )
         .collect()
-    }
+    )
+    partition_counts = {r["topic"]: r["n"] for r in end_stats}
     layout, layout_errors = plan_tasks(
         topology, application_id, partition_counts, membership, end_source
     )
@@ -906,7 +976,6 @@ def compute_lags(
         F.col("reason"),
     )
     good_offsets = o.filter(F.col("reason").isNull()).select(
-        F.lit(1).alias("kind"),
         F.coalesce(F.col("snapshot_time"), F.lit(LONG_MAX)).alias("time_key"),
         F.xxhash64("process_id").alias("pkey"),
         _task_key(F.col("sub"), F.col("part")).alias("task_key"),
@@ -954,46 +1023,52 @@ def compute_lags(
         F.col("reason"),
     )
     good_ends = e.filter(F.col("reason").isNull() & F.col("sub").isNotNull()).select(
-        F.lit(0).alias("kind"),
         F.coalesce(F.col("snapshot_time"), F.lit(LONG_MIN)).alias("time_key"),
-        F.lit(END_PKEY).alias("pkey"),
         _task_key(F.col("sub"), F.col("partition")).alias("task_key"),
         F.col("offset"),
     )
 
-    # --- one shuffle by task; per-snapshot sums --------------------------------------------
-    # Rows travel with compact keys (48 bytes instead of ~100): the process id as its 64-bit
-    # xxhash, the task as sub-topology << 32 | partition; both are decoded after the windows.
-    unioned = good_offsets.unionByName(good_ends).repartition("task_key")
-    summed = unioned.groupBy("kind", "time_key", "pkey", "task_key").agg(
-        F.max(F.col("offset") == LATEST_OFFSET).alias("has_latest"),
-        F.try_sum(F.greatest(F.col("offset"), F.lit(0))).alias("raw_sum"),
-        F.count("offset").alias("n_partitions"),
-    )
+    # --- per-snapshot sums ------------------------------------------------------------------
+    # Rows are summed per (snapshot, process, task) before they cross the shuffle (Spark's
+    # partial aggregation), with compact keys: the process id as its 64-bit xxhash, the task as
+    # sub-topology << 32 | partition; both are decoded at the end.
+    def sums(rows: DataFrame, keys: list[str]) -> DataFrame:
+        return rows.groupBy(*keys).agg(
+            F.max(F.col("offset") == LATEST_OFFSET).alias("has_latest"),
+            F.try_sum(F.greatest(F.col("offset"), F.lit(0))).alias("raw_sum"),
+            F.count("offset").alias("n_partitions"),
+        )
+
+    offset_sums = sums(good_offsets, ["time_key", "pkey", "task_key"])
+    end_sums = sums(good_ends, ["time_key", "task_key"])
     expected = _map_lookup(layout.expected_changelogs(), _task_sub(F.col("task_key")))
-    summed = summed.select(
-        "kind",
+    end_sums = end_sums.select(
+        F.lit(0).alias("kind"),
+        "time_key",
+        F.lit(END_PKEY).cast("long").alias("pkey"),
+        "task_key",
+        "n_partitions",
+        _pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
+        (F.col("n_partitions") == expected).alias("complete"),
+    )
+
+    # --- as-of join: the latest complete end offsets at or before each snapshot ------------
+    snapshots = offset_sums.select(
+        F.lit(1).alias("kind"),
         "time_key",
         "pkey",
         "task_key",
         "n_partitions",
         _pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
-        F.when(F.col("kind") == 0, F.col("n_partitions") == expected).alias("complete"),
+        F.lit(None).cast("boolean").alias("complete"),
     )
-
-    # --- as-of join: the latest complete end offsets at or before each snapshot ------------
-    by_task = (
-        Window.partitionBy("task_key")
-        .orderBy("time_key", "kind")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    usable_end = (F.col("kind") == 0) & F.col("complete")
-    snapshots = summed.withColumn(
-        "end_offset_sum",
-        F.last(F.when(usable_end, F.col("offset_sum")), ignorenulls=True).over(by_task),
-    ).withColumn(
-        "end_offset_time",
-        F.last(F.when(usable_end, F.col("time_key")), ignorenulls=True).over(by_task),
+    snapshots = _as_of_join(snapshots, end_sums.filter(F.col("complete")), end_stats, layout)
+    snapshots = snapshots.unionByName(
+        end_sums.select(
+            "*",
+            F.lit(None).cast("long").alias("end_offset_sum"),
+            F.lit(None).cast("long").alias("end_offset_time"),
+        )
     )
     if persist:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
@@ -1071,7 +1146,6 @@ def _restore_table(
     when it is catching up, and null when it is not. Snapshots with an unknown offset sum or
     end offset sum are left out.
     """
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     offset_sum, end_sum = F.col("offset_sum"), F.col("end_offset_sum")
@@ -1088,57 +1162,66 @@ def _restore_table(
         )
         .filter(F.col("behind").isNotNull())
     )
-    ordered = Window.partitionBy("pkey", "task_key").orderBy("time_key")
-    running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    back = rate_window - 1
-
-    def earlier(name: str) -> Column:
-        return F.coalesce(F.lag(name, back).over(ordered), F.first(name).over(running))
-
-    rows = rows.select(
-        "*",
-        earlier("time_key").alias("prev_time"),
-        earlier("behind").alias("prev_behind"),
-        earlier("offset_sum").alias("prev_offset_sum"),
-    )
-    latest = rows.groupBy("pkey", "task_key").agg(
+    keys = ["pkey", "task_key"]
+    latest = rows.groupBy(*keys).agg(
         F.count("*").alias("snapshots"),
         F.min("time_key").alias("first_time"),
-        F.max_by(
-            F.struct(
-                "time_key",
-                "offset_sum",
-                "end_offset_sum",
-                "lag",
-                "behind",
-                "prev_time",
-                "prev_behind",
-                "prev_offset_sum",
-            ),
-            "time_key",
-        ).alias("last"),
+        F.min_by("behind", "time_key").alias("first_behind"),
+        F.min_by("offset_sum", "time_key").alias("first_offset_sum"),
+        F.max("time_key").alias("time_key"),
+        *(
+            F.max_by(c, "time_key").alias(c)
+            for c in ("offset_sum", "end_offset_sum", "lag", "behind")
+        ),
     )
-    last = F.col("last")
-    timed = (last["time_key"] != LONG_MAX) & (last["prev_time"] != LONG_MAX)
+    # The rate starts rate_window - 1 snapshots before the latest (or at the first): step back
+    # one snapshot per pass, each a hash aggregation over the rows before the current point
+    # (scalar max_by, not a struct, keeps it a hash aggregation instead of a sort).
+    point = latest.select(*keys, F.col("time_key").alias("prev_time"))
+    for _ in range(rate_window - 1):
+        point = (
+            rows.join(F.broadcast(point.select(*keys, "prev_time")), keys)
+            .filter(F.col("time_key") < F.col("prev_time"))
+            .groupBy(*keys)
+            .agg(
+                F.max("time_key").alias("prev_time"),
+                F.max_by("behind", "time_key").alias("prev_behind"),
+                F.max_by("offset_sum", "time_key").alias("prev_offset_sum"),
+            )
+        )
+    latest = latest.join(point, keys, "left").select(
+        *keys,
+        "snapshots",
+        "first_time",
+        "time_key",
+        "offset_sum",
+        "end_offset_sum",
+        "lag",
+        "behind",
+        F.coalesce("prev_time", "first_time").alias("prev_time"),
+        F.coalesce("prev_behind", "first_behind").alias("prev_behind"),
+        F.coalesce("prev_offset_sum", "first_offset_sum").alias("prev_offset_sum"),
+    )
+    timed = (F.col("time_key") != LONG_MAX) & (F.col("prev_time") != LONG_MAX)
     elapsed_ms = F.when(
-        timed & (last["time_key"] > last["prev_time"]), last["time_key"] - last["prev_time"]
+        timed & (F.col("time_key") > F.col("prev_time")), F.col("time_key") - F.col("prev_time")
     )
-    catch_up = (last["prev_behind"] - last["behind"]).cast("double") * 1000.0 / elapsed_ms
+    catch_up = (F.col("prev_behind") - F.col("behind")).cast("double") * 1000.0 / elapsed_ms
     restoring = F.when(
-        (last["offset_sum"] >= 0) & (last["prev_offset_sum"] >= 0),
-        last["offset_sum"] - last["prev_offset_sum"],
+        (F.col("offset_sum") >= 0) & (F.col("prev_offset_sum") >= 0),
+        F.col("offset_sum") - F.col("prev_offset_sum"),
     )
     restore_rate = restoring.cast("double") * 1000.0 / elapsed_ms
     unbounded = acceptable_recovery_lag == LONG_MAX
     target = 0 if unbounded else acceptable_recovery_lag
-    caught_up = F.lit(True) if unbounded else last["behind"] <= F.lit(target)
-    to_go = (last["behind"] - F.lit(target)).cast("double")
+    caught_up = F.lit(True) if unbounded else F.col("behind") <= F.lit(target)
+    to_go = (F.col("behind") - F.lit(target)).cast("double")
     eta = (
         F.when(caught_up, F.lit(0))
         .when(catch_up > 0, F.ceil(to_go * 1000.0 / catch_up))
         .cast("long")
     )
-    snapshot_time = F.when(last["time_key"] != LONG_MAX, last["time_key"])
+    snapshot_time = F.when(F.col("time_key") != LONG_MAX, F.col("time_key"))
     return _decode(latest, process_keys).select(
         "process_id",
         F.concat_ws("_", F.col("sub").cast("string"), F.col("part").cast("string")).alias(
@@ -1148,12 +1231,12 @@ def _restore_table(
         F.col("part").alias("partition"),
         "snapshots",
         F.when(F.col("first_time") != LONG_MAX, F.col("first_time")).alias("first_snapshot_time"),
-        F.when(timed, last["prev_time"]).alias("rate_from_time"),
+        F.when(timed, F.col("prev_time")).alias("rate_from_time"),
         snapshot_time.alias("snapshot_time"),
-        last["offset_sum"].alias("offset_sum"),
-        last["end_offset_sum"].alias("end_offset_sum"),
-        last["lag"].alias("lag"),
-        last["behind"].alias("records_behind"),
+        F.col("offset_sum").alias("offset_sum"),
+        F.col("end_offset_sum").alias("end_offset_sum"),
+        F.col("lag").alias("lag"),
+        F.col("behind").alias("records_behind"),
         catch_up.alias("catch_up_rate"),
         restore_rate.alias("restore_rate"),
         caught_up.alias("caught_up"),
