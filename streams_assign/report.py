@@ -14,17 +14,35 @@ def _tasks(tasks: tuple[TaskId, ...] | list[TaskId], limit: int = 12) -> str:
     return ", ".join(shown) + (f" (+{more})" if more > 0 else "") if tasks else "-"
 
 
+def short_client_ids(process_ids: list[str]) -> dict[str, str]:
+    """Short, distinct labels for process ids: the first 8 hex digits, else the last 12.
+
+    Random UUIDs differ in their first digits; sequential test ids such as
+    ``00000000-0000-0000-0000-0000000000a1`` only in their last ones.
+    """
+    for label in (lambda pid: pid[:8], lambda pid: pid[-12:]):
+        labels = {pid: label(pid) for pid in process_ids}
+        if len(set(labels.values())) == len(process_ids):
+            return labels
+    return {pid: pid for pid in process_ids}
+
+
 def assignment_table(
     cluster: ClusterState, assignment: Assignment, title: str | None = None
 ) -> Table:
     """A table with one row per client: capacity, actives, standbys, warmups, moved-in tasks.
 
-    Clients show as the first 8 hex digits of their process id (the JSON output has them whole).
+    Clients show as a short form of their process id (see :func:`short_client_ids`; the JSON
+    output has them whole), with their ``client.tag.*`` values when any client has tags.
     "Moved in" lists the actives the client did not run as active before (``prev_active``): the
     tasks whose processing moves to it at this rebalance.
     """
     table = Table(title=title)
+    labels = short_client_ids([client.id for client in cluster.clients])
+    show_tags = any(client.tags for client in cluster.clients)
     table.add_column("client", no_wrap=True)
+    if show_tags:
+        table.add_column("tags")
     table.add_column("threads", justify="right")
     table.add_column("act", justify="right")
     table.add_column("stby", justify="right")
@@ -36,7 +54,8 @@ def assignment_table(
         previous = set(client.prev_active)
         moved_in = [t for t in decided.active if t not in previous]
         table.add_row(
-            client.id[:8],
+            labels[client.id],
+            *([",".join(client.tags.values()) or "-"] if show_tags else []),
             str(client.capacity),
             str(len(decided.active)),
             str(len(decided.standby)),
