@@ -118,35 +118,10 @@ class JavaClientHeap:
 
     def poll_through(self, answer: int) -> list[int]:
         """``poll`` until ``answer`` comes out; the clients polled before it, in order."""
-        queue, keys = self.array, self.keys
         polled: list[int] = []
-        while True:
-            result = queue[0]
-            last = queue.pop()
-            n = len(queue)
-            if n:
-                # siftDown(0, last), inlined
-                k = 0
-                half = n >> 1
-                item_key = keys[last]
-                while k < half:
-                    child = 2 * k + 1
-                    element = queue[child]
-                    element_key = keys[element]
-                    right = child + 1
-                    if right < n:
-                        right_element = queue[right]
-                        right_key = keys[right_element]
-                        if element_key > right_key:
-                            child, element, element_key = right, right_element, right_key
-                    if item_key <= element_key:
-                        break
-                    queue[k] = element
-                    k = child
-                queue[k] = last
-            if result == answer:
-                return polled
+        while (result := self.poll()) != answer:
             polled.append(result)
+        return polled
 
     def remove(self, item: int) -> bool:
         """Java's ``remove(Object)``: ``indexOf`` then ``removeAt``."""
