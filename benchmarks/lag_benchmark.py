@@ -23,6 +23,7 @@ Usage::
 
     python benchmarks/lag_benchmark.py                     # 1e6, 1e7
     python benchmarks/lag_benchmark.py --sizes 1e6,1e7,1e8 --driver-memory 8g
+    python benchmarks/lag_benchmark.py --sizes 1e8 --engines spark --floor   # reading alone
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def run_spark(
     inputs: dict[str, Any], spark: Any, out: Path, persist: bool = True
 ) -> dict[str, float]:
     """The Spark job: lag table, then restore table. Returns seconds per step."""
+    from lag.job import LAG_PLAIN_COLUMNS
     from lag.output import write_table
     from lag.pipeline import ComputeRequest, build_job, prepare
 
@@ -104,7 +106,7 @@ def run_spark(
     started = time.perf_counter()
     topology, membership = prepare(request)
     job = build_job(request, spark, topology, membership)
-    write_table(job.lags, str(out / "spark-lags.parquet"))
+    write_table(job.lags, str(out / "spark-lags.parquet"), plain_columns=LAG_PLAIN_COLUMNS)
     lag_done = time.perf_counter()
     write_table(job.restore, str(out / "spark-restore.parquet"))
     restore_done = time.perf_counter()
@@ -216,6 +218,35 @@ def run_duckdb(inputs: dict[str, Any], out: Path, threads: int, memory: str) -> 
     return timings
 
 
+def read_floor(inputs: dict[str, Any], spark: Any, threads: int) -> dict[str, float]:
+    """Seconds to merely read the offset rows: the floor under any job over them.
+
+    Spark: a no-op write of the five columns (every value read, nothing computed) and a one-pass
+    ``max`` of each column; DuckDB: the same ``max``. Times are wall seconds, one run each.
+    """
+    from pyspark.sql import functions as F
+
+    path = str(inputs["folder"] / "offsets.parquet")
+    floor = {}
+    rows = spark.read.parquet(path)
+    started = time.perf_counter()
+    rows.write.format("noop").mode("overwrite").save()
+    floor["spark_read"] = time.perf_counter() - started
+    started = time.perf_counter()
+    rows.agg(*(F.max(c) for c in rows.columns)).collect()
+    floor["spark_max"] = time.perf_counter() - started
+    if threads:
+        import duckdb
+
+        connection = duckdb.connect(config={"threads": threads})
+        columns = ", ".join(f'max("{c}")' for c in rows.columns)
+        started = time.perf_counter()
+        connection.execute(f"SELECT {columns} FROM read_parquet('{path}/*.parquet')").fetchall()
+        floor["duckdb_max"] = time.perf_counter() - started
+        connection.close()
+    return floor
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -232,6 +263,11 @@ def main(argv: list[str] | None = None) -> int:
         "--no-persist",
         action="store_true",
         help="recompute instead of keeping the per-snapshot rows between the tables",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time merely reading the offset rows (Spark no-op read, one-pass max)",
     )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
@@ -292,6 +328,17 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         shutil.rmtree(out, ignore_errors=True)
+        if args.floor and spark is not None:
+            threads = args.duckdb_threads if "duckdb" in engines else 0
+            floor = read_floor(inputs, spark, threads)
+            results[-1]["floor"] = {k: round(v, 2) for k, v in floor.items()}
+            print(
+                "  floor  "
+                + "  ".join(
+                    f"{k} {v:.1f} s ({actual / v / 1e6:.1f} M rows/s)" for k, v in floor.items()
+                ),
+                flush=True,
+            )
 
     print(
         "\n| offset rows | engine | lag table s | restore table s | total s | rows/s (total) "

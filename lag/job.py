@@ -18,9 +18,11 @@ turns consecutive snapshots into catch-up rates and the time until each replica 
 Plan: offset rows are validated where they are read and summed per (snapshot, process, task)
 before they cross the one big shuffle (Spark's partial aggregation merges the changelog
 partitions of a task). Rows travel with compact keys: the process id as its 64-bit hash, the
-task as ``sub-topology << 32 | partition``; they are decoded by broadcast joins at the end. The
-end-offset rows, about a tenth of the offset rows, are summed per (moment, task) and turned into
-validity intervals; the as-of join is then a broadcast equi-join on (task, time bucket) with a
+task as ``sub-topology << 32 | partition``; they are decoded by broadcast joins at the end, the
+process ids taken from the members when every key is a member's (else from one scan of the
+offset rows' ``process_id`` column). The end-offset rows, about a tenth of the offset rows, are
+summed per (moment, task), cached on their own, and turned into validity intervals; the as-of
+join is then a broadcast equi-join on one long (task and time bucket folded together) with a
 range check, so the big side is never sorted. The per-snapshot result is cached once, and the
 lag table, the restore table and the cluster state all read it; the restore table is a few hash
 aggregations over it by (process, task). On a cluster, the scan, the partial sums and the join
@@ -32,6 +34,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from lag.errors import ErrorRow, LagInputError
@@ -60,6 +63,15 @@ LAG_TABLE_COLUMNS = (
     "subtopology",
     "partition",
     "changelog_partitions",
+    "offset_sum",
+    "end_offset_time",
+    "end_offset_sum",
+    "lag",
+    "records_behind",
+)
+#: Lag-table columns of mostly distinct values, written without Parquet dictionaries.
+LAG_PLAIN_COLUMNS = (
+    "snapshot_time",
     "offset_sum",
     "end_offset_time",
     "end_offset_sum",
@@ -391,10 +403,6 @@ def _pinned_sum(has_latest: Column, raw_sum: Column) -> Column:
     )
 
 
-#: ``pkey`` of end-offset rows (no process); process ids hashing to it are refused.
-END_PKEY = 0
-
-
 def _task_key(sub: Column, part: Column) -> Column:
     """One long per task: ``sub-topology << 32 | partition`` (both are non-negative ints)."""
     from pyspark.sql import functions as F
@@ -412,14 +420,28 @@ def _task_part(task_key: Column) -> Column:
     return task_key.bitwiseAND(0xFFFF_FFFF).cast("int")
 
 
-def _process_keys(spark: SparkSession, offsets: DataFrame) -> DataFrame:
-    """The distinct process ids of the offset rows with their 64-bit ``xxhash64`` keys.
+def _keyed_process_ids(rows: list[Any], option: str) -> dict[int, str]:
+    """``pkey`` -> process id from (process_id, pkey) rows; refuses two ids with one key."""
+    keys: dict[int, str] = {}
+    for row in rows:
+        clash = keys.get(row["pkey"])
+        if clash is not None and clash != row["process_id"]:
+            raise LagInputError(
+                f"{option}: process ids {clash} and {row['process_id']} share a 64-bit key"
+            )
+        keys[row["pkey"]] = row["process_id"]
+    return keys
+
+
+def _scan_process_keys(offsets: DataFrame) -> dict[int, str]:
+    """The distinct process ids of the offset rows by their 64-bit ``xxhash64`` keys.
+
+    One pass over the ``process_id`` column of the offset rows.
 
     Raises
     ------
     LagInputError
-        When two process ids share a key (odds about n^2 / 2^65), or one hashes to
-        :data:`END_PKEY`.
+        When two process ids share a key (odds about n^2 / 2^65).
     """
     from pyspark.sql import functions as F
 
@@ -430,15 +452,28 @@ def _process_keys(spark: SparkSession, offsets: DataFrame) -> DataFrame:
         .select("process_id", F.xxhash64("process_id").alias("pkey"))
         .collect()
     )
-    keys: dict[int, str] = {}
-    for row in rows:
-        clash = keys.get(row["pkey"]) if row["pkey"] != END_PKEY else "the end-offset rows"
-        if clash is not None:
-            raise LagInputError(
-                f"--offsets: process ids {clash} and {row['process_id']} share a 64-bit key"
-            )
-        keys[row["pkey"]] = row["process_id"]
-    return spark.createDataFrame(sorted(keys.items()), "pkey long, process_id string")
+    return _keyed_process_ids(rows, "--offsets")
+
+
+def _member_process_keys(spark: SparkSession, membership: Membership) -> dict[int, str]:
+    """The members' process ids by their ``xxhash64`` keys (a tiny Spark job: Spark's hash).
+
+    Raises
+    ------
+    LagInputError
+        When two member process ids share a key.
+    """
+    from pyspark.sql import functions as F
+
+    ids = sorted(membership.processes())
+    if not ids:
+        return {}
+    rows = (
+        spark.createDataFrame([(pid,) for pid in ids], "process_id string")
+        .select("process_id", F.xxhash64("process_id").alias("pkey"))
+        .collect()
+    )
+    return _keyed_process_ids(rows, "--members")
 
 
 def _decode(frame: DataFrame, process_keys: DataFrame) -> DataFrame:
@@ -455,6 +490,8 @@ def _decode(frame: DataFrame, process_keys: DataFrame) -> DataFrame:
 #: Most changelog end-offset rows whose per-task sums the as-of join broadcasts; beyond it,
 #: both sides of the join are shuffled.
 BROADCAST_END_ROWS = 20_000_000
+#: Largest join key of the one-long-key as-of join (beyond it, the join uses two keys).
+MAX_JOIN_KEY = 2**62
 
 
 def _as_of_join(
@@ -469,6 +506,12 @@ def _as_of_join(
     snapshots each, and any sizing gives the same result: both sides use the same monotonic
     bucket of the time clamped to the end offsets' span.
 
+    Task and bucket are folded into one long, ``(sub-topology * P + partition) * B + bucket``
+    with ``P`` the largest partition count and ``B`` the number of buckets, so the broadcast
+    side is Spark's long-keyed hash relation (an array when the keys are dense); a partition
+    beyond ``P`` has no end offsets and gets no key. When the fold could pass 2^62, the join
+    keeps the two keys.
+
     Returns
     -------
     pyspark.sql.DataFrame
@@ -480,12 +523,22 @@ def _as_of_join(
     stats = [r for r in end_stats if r["topic"] in layout.changelogs]
     times = [t for r in stats for t in (r["first"], r["last"]) if t is not None]
     low, high = (min(times), max(times)) if times else (0, 0)
-    buckets = max(1, max((r["rows"] // r["n"] for r in stats), default=1) // 2)
-    width = float(max(1, (high - low) // buckets + 1))
+    wanted = max(1, max((r["rows"] // r["n"] for r in stats), default=1) // 2)
+    width = max(1, (high - low) // wanted + 1)
+    buckets = (high - low) // width + 1
+    parts = max((layout.partitions.get(sub, 0) for sub in layout.stateful_subtopologies), default=0)
+    parts = max(parts, 1)
+    top_sub = max(layout.stateful_subtopologies, default=0)
+    folded = (top_sub + 1) * parts * buckets < MAX_JOIN_KEY
 
     def bucket(time: Column) -> Column:
         clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
-        return F.floor(clamped / F.lit(width))
+        return F.floor((clamped - F.lit(low)) / F.lit(width)).cast("long")
+
+    def join_key(task_key: Column, b: Column) -> Column:
+        part = _task_part(task_key).cast("long")
+        task = _task_sub(task_key).cast("long") * F.lit(parts) + part
+        return F.when(part < F.lit(parts), task * F.lit(buckets) + b)
 
     by_task = Window.partitionBy("task_key").orderBy("time_key")
     intervals = complete_ends.select(
@@ -498,12 +551,23 @@ def _as_of_join(
     intervals = intervals.select(
         "*", F.explode(F.sequence(bucket(F.col("end_offset_time")), bucket(last_ms))).alias("b")
     )
+    o = snapshots.withColumn("b", bucket(F.col("time_key")))
+    if folded:
+        intervals = intervals.select(
+            join_key(F.col("task_key"), F.col("b")).alias("k"),
+            "end_offset_time",
+            "end_offset_sum",
+            "until",
+        )
+        o = o.withColumn("k", join_key(F.col("task_key"), F.col("b")))
+        keys = F.col("o.k") == F.col("e.k")
+    else:
+        keys = (F.col("o.task_key") == F.col("e.task_key")) & (F.col("o.b") == F.col("e.b"))
     if sum(r["rows"] for r in stats) <= BROADCAST_END_ROWS:
         intervals = F.broadcast(intervals)
-    o, e = snapshots.withColumn("b", bucket(F.col("time_key"))).alias("o"), intervals.alias("e")
+    o, e = o.alias("o"), intervals.alias("e")
     matches = (
-        (F.col("o.task_key") == F.col("e.task_key"))
-        & (F.col("o.b") == F.col("e.b"))
+        keys
         & (F.col("o.time_key") >= F.col("e.end_offset_time"))
         & (F.col("e.until").isNull() | (F.col("o.time_key") < F.col("e.until")))
     )
@@ -552,20 +616,24 @@ class LagJob:
     configs:
         Configs written into the cluster state (and ``acceptable_recovery_lag`` for the ETA).
     snapshots:
-        Per-snapshot aggregates of both inputs with the as-of end offsets, keyed by ``pkey``
-        (process) and ``task_key`` (internal).
-    named:
-        ``snapshots`` with ``process_id``, ``sub`` and ``part`` decoded.
-    process_keys:
-        ``pkey`` -> ``process_id`` (small).
-    lags:
-        The lag table (:data:`LAG_TABLE_COLUMNS`).
-    restore:
-        The restore table (:data:`RESTORE_TABLE_COLUMNS`).
+        Per (snapshot, process, task) offset sums with the as-of end offsets, keyed by ``pkey``
+        (process id hash) and ``task_key`` (internal); cached when ``persist``.
+    end_sums:
+        Per (moment, task) end offset sums with their completeness, keyed by ``task_key``;
+        cached when ``persist``.
+    offsets:
+        The offset rows as read (for the exact scan of their process ids, when needed).
     row_errors:
         Error rows found by Spark in the offset and end-offset rows.
     python_errors:
         Error rows of the parsed text inputs and of the layout.
+    rate_window:
+        Snapshots spanned by the restore table's rates.
+    persist:
+        Whether ``snapshots`` and ``end_sums`` are cached.
+
+    The decoded tables (:attr:`lags`, :attr:`restore`, :attr:`named`) are built on first use,
+    after :attr:`process_keys`.
     """
 
     spark: SparkSession
@@ -575,12 +643,75 @@ class LagJob:
     actives: dict[str, set[tuple[int, int]]]
     configs: LagConfigs
     snapshots: DataFrame
-    named: DataFrame
-    process_keys: DataFrame
-    lags: DataFrame
-    restore: DataFrame
+    end_sums: DataFrame
+    offsets: DataFrame
     row_errors: DataFrame
     python_errors: list[ErrorRow]
+    rate_window: int = 2
+    persist: bool = True
+
+    @cached_property
+    def process_keys(self) -> DataFrame:
+        """``pkey`` -> ``process_id`` for every process of the offset rows (small DataFrame).
+
+        With cached snapshots, the distinct keys are read from the cache (which this builds)
+        and matched to the members' process ids; only when a key belongs to no member are the
+        offset rows' ``process_id`` values scanned. Without the cache, they are scanned.
+
+        Raises
+        ------
+        LagInputError
+            When two process ids share a 64-bit key (odds about n^2 / 2^65).
+        """
+        from pyspark.sql import functions as F
+
+        keys: dict[int, str] | None = None
+        if self.persist:
+            members = _member_process_keys(self.spark, self.membership)
+            seen = {r["pkey"] for r in self.snapshots.select("pkey").distinct().collect()}
+            if seen <= members.keys():
+                keys = {k: members[k] for k in seen}
+        if keys is None:
+            keys = _scan_process_keys(self.offsets.where(F.col("process_id").isNotNull()))
+        return self.spark.createDataFrame(sorted(keys.items()), "pkey long, process_id string")
+
+    @cached_property
+    def named(self) -> DataFrame:
+        """:attr:`snapshots` with ``process_id``, ``sub`` and ``part`` decoded."""
+        return _decode(self.snapshots, self.process_keys)
+
+    @cached_property
+    def lags(self) -> DataFrame:
+        """The lag table (:data:`LAG_TABLE_COLUMNS`), one row per snapshot, process and task."""
+        from pyspark.sql import functions as F
+
+        n = self.named
+        task_id = F.concat_ws("_", F.col("sub").cast("string"), F.col("part").cast("string"))
+        return n.select(
+            F.when(F.col("time_key") != LONG_MAX, F.col("time_key")).alias("snapshot_time"),
+            F.col("process_id"),
+            task_id.alias("task_id"),
+            F.col("sub").alias("subtopology"),
+            F.col("part").alias("partition"),
+            F.col("n_partitions").alias("changelog_partitions"),
+            F.col("offset_sum"),
+            F.when(F.col("end_offset_time") != LONG_MIN, F.col("end_offset_time")).alias(
+                "end_offset_time"
+            ),
+            F.col("end_offset_sum"),
+            kafka_lag(F.col("offset_sum"), F.col("end_offset_sum")).alias("lag"),
+            records_behind(F.col("offset_sum"), F.col("end_offset_sum")).alias("records_behind"),
+        )
+
+    @cached_property
+    def restore(self) -> DataFrame:
+        """The restore table (:data:`RESTORE_TABLE_COLUMNS`), one row per process and task."""
+        return _restore_table(
+            self.snapshots,
+            self.process_keys,
+            self.configs.acceptable_recovery_lag,
+            self.rate_window,
+        )
 
     def errors(self) -> DataFrame:
         """The whole errors table.
@@ -613,8 +744,9 @@ class LagJob:
         )
 
     def unpersist(self) -> None:
-        """Release the cached snapshots."""
+        """Release the cached snapshots and end offset sums."""
         self.snapshots.unpersist()
+        self.end_sums.unpersist()
 
     def state_moment(self, at: int | None = None) -> int | None:
         """The moment a cluster state for ``at`` describes: its latest end-offset snapshot.
@@ -636,7 +768,7 @@ class LagJob:
         """
         from pyspark.sql import functions as F
 
-        ends = self.named.filter((F.col("kind") == 0) & F.col("complete"))
+        ends = self.end_sums.filter(F.col("complete"))
         if at is not None:
             ends = ends.filter(F.col("time_key") <= at)
         latest = ends.agg(F.max("time_key").alias("t")).first()
@@ -759,7 +891,7 @@ class LagJob:
     def _offsets_at(self, cutoff: int | None) -> DataFrame:
         from pyspark.sql import functions as F
 
-        offsets = self.named.filter(F.col("kind") == 1)
+        offsets = self.named
         if cutoff is not None:
             offsets = offsets.filter(
                 (F.col("time_key") <= cutoff) | (F.col("time_key") == LONG_MAX)
@@ -769,9 +901,14 @@ class LagJob:
     def _end_sums_at(self, at: int | None) -> DataFrame:
         from pyspark.sql import functions as F
 
-        ends = self.named.filter((F.col("kind") == 0) & F.col("complete"))
+        ends = self.end_sums.filter(F.col("complete"))
         if at is not None:
             ends = ends.filter(F.col("time_key") <= at)
+        ends = ends.select(
+            "*",
+            _task_sub(F.col("task_key")).alias("sub"),
+            _task_part(F.col("task_key")).alias("part"),
+        )
         return ends.groupBy("sub", "part").agg(
             F.max_by("offset_sum", "time_key").alias("end_offset_sum"),
             F.max("time_key").alias("end_offset_time"),
@@ -897,7 +1034,6 @@ def compute_lags(
 
     changelog_sub = {topic: sub for topic, (sub, _store) in layout.changelogs.items()}
     stateful_subs = sorted(layout.stateful_subtopologies)
-    process_keys = _process_keys(spark, offsets)
 
     # --- offset rows: validate, map to tasks -----------------------------------------------
     is_marker = F.col("topic").isNull()  # an empty checkpoint: local state, offset sum 0
@@ -1043,45 +1179,35 @@ def compute_lags(
     end_sums = sums(good_ends, ["time_key", "task_key"])
     expected = _map_lookup(layout.expected_changelogs(), _task_sub(F.col("task_key")))
     end_sums = end_sums.select(
-        F.lit(0).alias("kind"),
         "time_key",
-        F.lit(END_PKEY).cast("long").alias("pkey"),
         "task_key",
         "n_partitions",
         _pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
         (F.col("n_partitions") == expected).alias("complete"),
     )
+    if persist:
+        end_sums = end_sums.persist(StorageLevel.MEMORY_AND_DISK)
 
     # --- as-of join: the latest complete end offsets at or before each snapshot ------------
     snapshots = offset_sums.select(
-        F.lit(1).alias("kind"),
         "time_key",
         "pkey",
         "task_key",
         "n_partitions",
         _pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
-        F.lit(None).cast("boolean").alias("complete"),
     )
     snapshots = _as_of_join(snapshots, end_sums.filter(F.col("complete")), end_stats, layout)
-    snapshots = snapshots.unionByName(
-        end_sums.select(
-            "*",
-            F.lit(None).cast("long").alias("end_offset_sum"),
-            F.lit(None).cast("long").alias("end_offset_time"),
-        )
-    )
     if persist:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
-    named = _decode(snapshots, process_keys)
 
-    incomplete_errors = named.filter((F.col("kind") == 0) & ~F.col("complete")).select(
+    incomplete_errors = end_sums.filter(~F.col("complete")).select(
         F.lit(end_source).alias("source"),
         F.lit(None).cast("long").alias("line"),
         F.concat(
             F.lit("task "),
-            F.col("sub").cast("string"),
+            _task_sub(F.col("task_key")).cast("string"),
             F.lit("_"),
-            F.col("part").cast("string"),
+            _task_part(F.col("task_key")).cast("string"),
             F.lit(" at "),
             F.when(F.col("time_key") == LONG_MIN, F.lit("(no time)")).otherwise(
                 F.col("time_key").cast("string")
@@ -1098,24 +1224,6 @@ def compute_lags(
         ).alias("reason"),
     )
 
-    task_id = F.concat_ws("_", F.col("sub").cast("string"), F.col("part").cast("string"))
-    lags = named.filter(F.col("kind") == 1).select(
-        F.when(F.col("time_key") != LONG_MAX, F.col("time_key")).alias("snapshot_time"),
-        F.col("process_id"),
-        task_id.alias("task_id"),
-        F.col("sub").alias("subtopology"),
-        F.col("part").alias("partition"),
-        F.col("n_partitions").alias("changelog_partitions"),
-        F.col("offset_sum"),
-        F.when(F.col("end_offset_time") != LONG_MIN, F.col("end_offset_time")).alias(
-            "end_offset_time"
-        ),
-        F.col("end_offset_sum"),
-        kafka_lag(F.col("offset_sum"), F.col("end_offset_sum")).alias("lag"),
-        records_behind(F.col("offset_sum"), F.col("end_offset_sum")).alias("records_behind"),
-    )
-
-    restore = _restore_table(snapshots, process_keys, configs.acceptable_recovery_lag, rate_window)
     return LagJob(
         spark=spark,
         application_id=application_id,
@@ -1124,12 +1232,12 @@ def compute_lags(
         actives=actives,
         configs=configs,
         snapshots=snapshots,
-        named=named,
-        process_keys=process_keys,
-        lags=lags,
-        restore=restore,
+        end_sums=end_sums,
+        offsets=offsets,
         row_errors=offset_errors.unionByName(end_errors).unionByName(incomplete_errors),
         python_errors=python_errors,
+        rate_window=rate_window,
+        persist=persist,
     )
 
 
@@ -1149,19 +1257,15 @@ def _restore_table(
     from pyspark.sql import functions as F
 
     offset_sum, end_sum = F.col("offset_sum"), F.col("end_offset_sum")
-    rows = (
-        snapshots.filter(F.col("kind") == 1)
-        .select(
-            "pkey",
-            "task_key",
-            "time_key",
-            "offset_sum",
-            "end_offset_sum",
-            kafka_lag(offset_sum, end_sum).alias("lag"),
-            records_behind(offset_sum, end_sum).alias("behind"),
-        )
-        .filter(F.col("behind").isNotNull())
-    )
+    rows = snapshots.select(
+        "pkey",
+        "task_key",
+        "time_key",
+        "offset_sum",
+        "end_offset_sum",
+        kafka_lag(offset_sum, end_sum).alias("lag"),
+        records_behind(offset_sum, end_sum).alias("behind"),
+    ).filter(F.col("behind").isNotNull())
     keys = ["pkey", "task_key"]
     latest = rows.groupBy(*keys).agg(
         F.count("*").alias("snapshots"),

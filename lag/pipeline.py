@@ -323,6 +323,7 @@ def run_compute(
     LagInputError
         When a required input is missing or unusable (nothing is written then).
     """
+    from lag.job import LAG_PLAIN_COLUMNS
     from lag.output import write_table
     from lag.spark import get_spark
     from streams_assign.io import write_json_atomic
@@ -341,7 +342,7 @@ def run_compute(
             non_members = job.non_member_processes(request.at)
         if request.lags_table:
             with stages.stage(f"writing lag table {request.lags_table}"):
-                write_table(job.lags, request.lags_table)
+                write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
         if request.restore_table:
             with stages.stage(f"writing restore table {request.restore_table}"):
                 write_table(job.restore, request.restore_table)

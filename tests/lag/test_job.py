@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from lag.job import LagConfigs, LagJob, _restore_table
+import lag.job as lag_job
+from lag.job import LAG_PLAIN_COLUMNS, LagConfigs, LagJob, _restore_table
+from lag.output import write_table
 from lag.pipeline import ComputeRequest, build_job, prepare
 
 pytestmark = pytest.mark.spark
@@ -26,7 +28,11 @@ BIG = 9_223_372_036_854_775_000
 
 
 def run_job(
-    files: Any, spark: Any, configs: dict[str, int] | None = None, end_rows: bool = False
+    files: Any,
+    spark: Any,
+    configs: dict[str, int] | None = None,
+    end_rows: bool = False,
+    persist: bool = True,
 ) -> LagJob:
     request = ComputeRequest(
         application_id="app",
@@ -36,6 +42,7 @@ def run_job(
         offsets=[str(files.offsets)],
         output=str(files.root / "cluster.json"),
         configs=configs or {},
+        persist=persist,
     )
     topology, membership = prepare(request)
     return build_job(request, spark, topology, membership)
@@ -241,8 +248,15 @@ def history(
         ]
     )
     job = run_job(files, spark, end_rows=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lag_job, "MAX_JOIN_KEY", 0)  # no room to fold: the two-key join
+        two_keys = lag_rows(run_job(files, spark, end_rows=True))
+    unpersisted = run_job(files, spark, end_rows=True, persist=False)
     return {
         "lags": lag_rows(job),
+        "two_keys": two_keys,
+        "unpersisted": lag_rows(unpersisted),
+        "unpersisted_latest": unpersisted.cluster_state(),
         "latest": job.cluster_state(),
         "moment": job.state_moment(),
         "at_2000": job.cluster_state(at=2000),
@@ -257,6 +271,15 @@ def test_as_of_join_takes_the_same_or_latest_earlier_end_offsets(history: dict[s
         for t in (999, 1000, 2500, 5000)
     }
     assert picked == {999: (None, None), 1000: (1000, 40), 2500: (2000, 50), 5000: (3000, 10)}
+
+
+def test_join_without_folded_keys_and_without_cache_gives_the_same_lags(
+    history: dict[str, Any],
+) -> None:
+    assert len(history["lags"]) == 5
+    assert history["two_keys"] == history["lags"]
+    assert history["unpersisted"] == history["lags"]
+    assert history["unpersisted_latest"] == history["latest"]
 
 
 def test_incomplete_end_offsets_are_skipped_for_the_earlier_complete_ones(
@@ -356,4 +379,34 @@ def test_configs_outside_kafka_ranges_are_refused() -> None:
     assert (
         LagConfigs(acceptable_recovery_lag=LONG_MAX).to_json()["acceptable_recovery_lag"]
         == LONG_MAX
+    )
+
+
+def test_lag_table_writes_times_and_offsets_without_dictionaries(
+    tmp_path: Any, spark: Any, fleet_factory: Any, offset_row: Any
+) -> None:
+    import pyarrow.parquet as pq
+
+    files = fleet_factory(tmp_path)
+    files.write_members([(P1, 1, "in(0,1), other(0,1), plain(0,1)"), (P2, 1, "-")])
+    files.write_end_rows(
+        [
+            {"topic": f"app-{s}-changelog", "partition": p, "offset": 1000 + t, "snapshot_time": t}
+            for s in ("s1", "s2", "s3")
+            for p in (0, 1)
+            for t in (0, 10, 20)
+        ]
+    )
+    files.write_offsets([offset_row(P2, "s1", p, 10 * t + p, t=t) for p in (0, 1) for t in (5, 15)])
+    job = run_job(files, spark, end_rows=True)
+    target = tmp_path / "lags.parquet"
+    write_table(job.lags.coalesce(1), str(target), plain_columns=LAG_PLAIN_COLUMNS)
+    (part,) = sorted(target.glob("*.parquet"))
+    chunks = {
+        chunk.path_in_schema: chunk.has_dictionary_page
+        for chunk in (pq.ParquetFile(part).metadata.row_group(0).column(i) for i in range(11))
+    }
+    assert {c for c, dictionary in chunks.items() if not dictionary} == set(LAG_PLAIN_COLUMNS)
+    assert sorted(pq.read_table(part).to_pylist(), key=str) == sorted(
+        (r.asDict() for r in job.lags.collect()), key=str
     )
