@@ -425,7 +425,7 @@ def _keyed_process_ids(rows: list[Any], option: str) -> dict[int, str]:
     keys: dict[int, str] = {}
     for row in rows:
         clash = keys.get(row["pkey"])
-        if clash is not None and clash != row["process_id"]:
+        if clash is not None:
             raise LagInputError(
                 f"{option}: process ids {clash} and {row['process_id']} share a 64-bit key"
             )
@@ -476,15 +476,22 @@ def _member_process_keys(spark: SparkSession, membership: Membership) -> dict[in
     return _keyed_process_ids(rows, "--members")
 
 
-def _decode(frame: DataFrame, process_keys: DataFrame) -> DataFrame:
-    """Add ``process_id``, ``sub`` and ``part`` back to rows keyed by ``pkey`` and ``task_key``."""
+def _with_task(frame: DataFrame) -> DataFrame:
+    """Add ``sub`` and ``part`` back to rows keyed by ``task_key``."""
     from pyspark.sql import functions as F
 
-    return frame.join(F.broadcast(process_keys), "pkey", "left").select(
+    return frame.select(
         "*",
         _task_sub(F.col("task_key")).alias("sub"),
         _task_part(F.col("task_key")).alias("part"),
     )
+
+
+def _decode(frame: DataFrame, process_keys: DataFrame) -> DataFrame:
+    """Add ``process_id``, ``sub`` and ``part`` back to rows keyed by ``pkey`` and ``task_key``."""
+    from pyspark.sql import functions as F
+
+    return _with_task(frame.join(F.broadcast(process_keys), "pkey", "left"))
 
 
 #: Most changelog end-offset rows whose per-task sums the as-of join broadcasts; beyond it,
@@ -526,8 +533,7 @@ def _as_of_join(
     wanted = max(1, max((r["rows"] // r["n"] for r in stats), default=1) // 2)
     width = max(1, (high - low) // wanted + 1)
     buckets = (high - low) // width + 1
-    parts = max((layout.partitions.get(sub, 0) for sub in layout.stateful_subtopologies), default=0)
-    parts = max(parts, 1)
+    parts = max([1, *(layout.partitions.get(sub, 0) for sub in layout.stateful_subtopologies)])
     top_sub = max(layout.stateful_subtopologies, default=0)
     folded = (top_sub + 1) * parts * buckets < MAX_JOIN_KEY
 
@@ -663,7 +669,6 @@ class LagJob:
         LagInputError
             When two process ids share a 64-bit key (odds about n^2 / 2^65).
         """
-        from pyspark.sql import functions as F
 
         keys: dict[int, str] | None = None
         if self.persist:
@@ -672,7 +677,7 @@ class LagJob:
             if seen <= members.keys():
                 keys = {k: members[k] for k in seen}
         if keys is None:
-            keys = _scan_process_keys(self.offsets.where(F.col("process_id").isNotNull()))
+            keys = _scan_process_keys(self.offsets)
         return self.spark.createDataFrame(sorted(keys.items()), "pkey long, process_id string")
 
     @cached_property
@@ -685,9 +690,8 @@ class LagJob:
         """The lag table (:data:`LAG_TABLE_COLUMNS`), one row per snapshot, process and task."""
         from pyspark.sql import functions as F
 
-        n = self.named
         task_id = F.concat_ws("_", F.col("sub").cast("string"), F.col("part").cast("string"))
-        return n.select(
+        return self.named.select(
             F.when(F.col("time_key") != LONG_MAX, F.col("time_key")).alias("snapshot_time"),
             F.col("process_id"),
             task_id.alias("task_id"),
@@ -904,14 +908,13 @@ class LagJob:
         ends = self.end_sums.filter(F.col("complete"))
         if at is not None:
             ends = ends.filter(F.col("time_key") <= at)
-        ends = ends.select(
-            "*",
-            _task_sub(F.col("task_key")).alias("sub"),
-            _task_part(F.col("task_key")).alias("part"),
-        )
-        return ends.groupBy("sub", "part").agg(
-            F.max_by("offset_sum", "time_key").alias("end_offset_sum"),
-            F.max("time_key").alias("end_offset_time"),
+        return (
+            _with_task(ends)
+            .groupBy("sub", "part")
+            .agg(
+                F.max_by("offset_sum", "time_key").alias("end_offset_sum"),
+                F.max("time_key").alias("end_offset_time"),
+            )
         )
 
     def _state_at(self, at: int | None, cutoff: int | None) -> DataFrame:
