@@ -5,7 +5,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup kafka demo test lint bench clean
+
+# Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
+KAFKA_STAMP := .kafka/.fetched
+
+$(KAFKA_STAMP): kafka/pom.xml
+	bash scripts/ensure-java.sh
+	mvn -q -B -f kafka/pom.xml package
+	touch $(KAFKA_STAMP)
+
+kafka: $(KAFKA_STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +29,7 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m lag.demo
 
-test: $(STAMP)
+test: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
@@ -27,4 +37,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .kafka
