@@ -14,6 +14,10 @@ SUBCOMMANDS = {
         "streams_assign.protocol.trace_command",
         "replay classic-group request traces on Kafka's coordinator state machine",
     ),
+    "protocol-simulate": (
+        "streams_assign.protocol.simulate_command",
+        "simulate a group's rebalances over a timeline, eager vs cooperative",
+    ),
 }
 
 

@@ -32,7 +32,11 @@ from streams_assign.protocol.classic_group import (
     clear_keeping_capacity,
 )
 from streams_assign.protocol.responses import EMPTY_ASSIGNMENT, join_response, sync_response
-from streams_assign.protocol.timer import CoordinatorTimer, ScheduledTimeout
+from streams_assign.protocol.timer import (
+    CoordinatorTimer,
+    FastCoordinatorTimer,
+    ScheduledTimeout,
+)
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 """``CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS``: a new member's join deadline, milliseconds."""
@@ -96,6 +100,9 @@ class GroupCoordinator:
         group.instance.id of a static member). Pass a seeded generator for reproducible ids.
     start_ms:
         The clock at start, milliseconds.
+    fast_timer:
+        Use :class:`FastCoordinatorTimer` (FIFO ties, O(1) cancel) instead of Kafka's test
+        timer's ``PriorityQueue`` order; for long simulations, not for parity with Kafka.
 
     Notes
     -----
@@ -109,12 +116,17 @@ class GroupCoordinator:
         config: CoordinatorConfig,
         id_generator: Callable[[str], str],
         start_ms: int = 0,
+        fast_timer: bool = False,
     ) -> None:
         self.config = config
         self.now_ms = start_ms
         self._id_generator = id_generator
         self.groups: dict[str, ClassicGroup] = {}
-        self.timer = CoordinatorTimer(lambda: self.now_ms)
+        self.timer: CoordinatorTimer | FastCoordinatorTimer = (
+            FastCoordinatorTimer(lambda: self.now_ms)
+            if fast_timer
+            else CoordinatorTimer(lambda: self.now_ms)
+        )
 
     # -- time ----------------------------------------------------------------------------
     def advance_to(
