@@ -12,7 +12,8 @@ initial-delay timeouts, generations and static membership behave as in Kafka.
   tasks still owned elsewhere, their owners revoke only those and rejoin, and a second
   rebalance hands them over.
 
-A task is, at every instant, *running* or stopped for a reason: ``restoring`` (its new owner
+A task is, at every instant, *running* or stopped for a reason: ``starting`` (its new owner
+initialises it, ``task_open_ms`` per task in turn), ``restoring`` (its new owner
 replays the changelog at ``restore_records_per_sec`` shared by the member's restoring tasks),
 ``revoked`` (given up in a rebalance, not yet running elsewhere), ``unowned`` (never assigned,
 or its owner crashed or lost it) or ``paused`` (its owner cannot reach the cluster). The
@@ -23,6 +24,7 @@ rebalances, generations and the time until the group is stable with every task r
 from __future__ import annotations
 
 import heapq
+import random
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ from streams_assign.protocol.assignors import (
 from streams_assign.protocol.classic_group import GroupState, ResponseFuture
 from streams_assign.protocol.coordinator import CoordinatorConfig, GroupCoordinator
 
-REASONS = ("restoring", "revoked", "unowned", "paused")
+REASONS = ("starting", "restoring", "revoked", "unowned", "paused")
 PROTOCOLS = ("eager", "cooperative")
 GROUP_ID = "sim"
 
@@ -72,6 +74,15 @@ class ProtocolSettings:
         Changelog size of a stateful task at start, records (0: tasks are stateless).
     changelog_growth_records_per_sec:
         Records appended to each stateful task's changelog per second.
+    task_close_ms, task_open_ms:
+        Time a member takes to close (commit, flush) one revoked task before it rejoins or
+        leaves, and to initialise one new task before it runs, milliseconds; tasks are closed
+        and opened one after the other.
+    heartbeat_jitter:
+        Members heartbeat at their own phase in the interval (seeded by ``seed``) instead of
+        all at once.
+    seed:
+        Seed of the heartbeat phases.
     """
 
     session_timeout_ms: int = 45_000
@@ -84,6 +95,10 @@ class ProtocolSettings:
     restore_records_per_sec: float = 10_000.0
     state_records_per_task: int = 0
     changelog_growth_records_per_sec: float = 0.0
+    task_close_ms: int = 0
+    task_open_ms: int = 0
+    heartbeat_jitter: bool = True
+    seed: int = 0
 
 
 @dataclass
@@ -104,7 +119,8 @@ class _Member:
     restore_clock: int = 0
     restore_version: int = 0
     local_offset: dict[str, float] = field(default_factory=dict)
-    heartbeat_due: bool = False
+    heartbeat_epoch: int = -1  # epoch of the pending heartbeat tick, -1 when none
+    heartbeat_phase: int = 0
 
 
 @dataclass
@@ -146,7 +162,7 @@ class SimulationResult:
     events:
         One :class:`EventReport` per timeline event.
     series:
-        ``(t_ms, running, restoring, revoked, unowned, paused)`` after each change.
+        ``(t_ms, running, starting, restoring, revoked, unowned, paused)`` after each change.
     group_states:
         ``(t_ms, state, generation)`` at every change of the coordinator's group state.
     rebalances, generation:
@@ -157,6 +173,8 @@ class SimulationResult:
         Time with tasks assigned before but none running (after the first assignment).
     final_status:
         Per task, ``running`` or the reason it is stopped, at the end.
+    final_members:
+        The members running at the end.
     violations:
         Broken invariants (a member handed an assignment of an older generation than the
         group's; a task owned by two members at once); empty when the protocol held.
@@ -164,7 +182,7 @@ class SimulationResult:
 
     protocol: str
     events: list[EventReport]
-    series: list[tuple[int, int, int, int, int, int]]
+    series: list[tuple[int, ...]]
     group_states: list[tuple[int, str, int]]
     rebalances: int
     generation: int
@@ -173,6 +191,7 @@ class SimulationResult:
     final_status: dict[str, str]
     violations: list[str]
     duration_ms: int
+    final_members: list[str] = field(default_factory=list)
 
     @property
     def total_task_seconds_unavailable(self) -> float:
@@ -195,6 +214,7 @@ class SimulationResult:
             "total_task_seconds_unavailable": round(self.total_task_seconds_unavailable, 3),
             "stop_the_world_ms": self.stop_the_world_ms,
             "final_tasks": stopped,
+            "final_members": list(self.final_members),
             "final_stopped": {t: s for t, s in sorted(self.final_status.items())
                               if s != "running"},
             "violations": list(self.violations),
@@ -270,11 +290,13 @@ class GroupSimulator:
         self.tasks: list[str] = []
         self.task_created: dict[str, int] = {}
         self.owner: dict[str, str | None] = {}
+        self.paused_holder: dict[str, str] = {}
         self.status: dict[str, str] = {}
         self.counts = {"running": 0, **dict.fromkeys(REASONS, 0)}
         self.unavailable_ms = dict.fromkeys(REASONS, 0.0)
         self._clock_mark = 0
-        self.series: list[tuple[int, int, int, int, int, int]] = []
+        self.series: list[tuple[int, ...]] = []
+        self._rng = random.Random(settings.seed)
         self.group_states: list[tuple[int, str, int]] = []
         self.violations: list[str] = []
         self.stable_since: int | None = None
@@ -344,10 +366,7 @@ class GroupSimulator:
         if generation > self._last_generation:
             self.rebalances += generation - self._last_generation
             self._last_generation = generation
-        point = (
-            self.now, self.counts["running"], self.counts["restoring"], self.counts["revoked"],
-            self.counts["unowned"], self.counts["paused"],
-        )
+        point = (self.now, self.counts["running"], *(self.counts[r] for r in REASONS))
         if self.series and self.series[-1][0] == self.now:
             self.series[-1] = point
         elif not self.series or self.series[-1][1:] != point[1:]:
@@ -386,16 +405,30 @@ class GroupSimulator:
         return frozenset(self.tasks) if self.settings.state_records_per_task > 0 else frozenset()
 
     # -- task lifecycle on a member ------------------------------------------------------
-    def _claim(self, member: _Member, task: str) -> None:
+    def _claim(self, member: _Member, task: str, open_ms: int = 0) -> None:
         current = self.owner.get(task)
         if current is not None and current != member.name:
             self.violations.append(
                 f"t={self.now}: task {task} owned by {current} and {member.name} at once"
             )
         self.owner[task] = member.name
+        self.paused_holder.pop(task, None)
         member.owned.add(task)
         member.standby.discard(task)
         member.warming.discard(task)
+        if open_ms > 0:
+            self._set_status(task, "starting")
+            epoch = member.epoch
+
+            def opened() -> None:
+                if member.epoch == epoch and self.owner.get(task) == member.name:
+                    self._start_or_restore(member, task)
+
+            self.at(self.now + open_ms, opened)
+            return
+        self._start_or_restore(member, task)
+
+    def _start_or_restore(self, member: _Member, task: str) -> None:
         lag = self.end_offset(task) - member.local_offset.get(task, 0.0)
         if lag > 0 and self.settings.state_records_per_task > 0:
             self._restore_progress(member)
@@ -413,8 +446,9 @@ class GroupSimulator:
             member.local_offset[task] = self.end_offset(task) - left
         else:
             member.local_offset[task] = self.end_offset(task)
-        if self.owner.get(task) == member.name:
+        if self.owner.get(task) == member.name or self.paused_holder.get(task) == member.name:
             self.owner[task] = None
+            self.paused_holder.pop(task, None)
             self._set_status(task, reason)
 
     def _release_all(self, member: _Member, reason: str) -> None:
@@ -469,6 +503,8 @@ class GroupSimulator:
         if member is None:
             instance = f"{name}-instance" if self.settings.static_membership else None
             member = _Member(name=name, instance_id=instance)
+            if self.settings.heartbeat_jitter:
+                member.heartbeat_phase = self._rng.randrange(self.settings.heartbeat_interval_ms)
             self.members[name] = member
             self.prefix_names[instance or name] = name
         if member.alive:
@@ -489,6 +525,7 @@ class GroupSimulator:
         member = self.members[name]
         if not member.alive:
             return
+        closing_ms = len(member.owned) * self.settings.task_close_ms if graceful else 0
         self._release_all(member, "revoked" if graceful else "unowned")
         member.alive = False
         member.phase = "down"
@@ -496,7 +533,7 @@ class GroupSimulator:
         if graceful and member.instance_id is None and member.member_id:
             member_id = member.member_id
             self._send(member, lambda: self.coordinator.leave_group(GROUP_ID, [(member_id, None)]),
-                       even_if_dead=True)
+                       even_if_dead=True, delay_ms=closing_ms)
 
     def pause_member(self, name: str, duration_ms: int) -> None:
         """Cut a member off the cluster for ``duration_ms`` (its tasks make no progress)."""
@@ -511,6 +548,7 @@ class GroupSimulator:
         for task in member.owned:
             if self.owner.get(task) == member.name:
                 self.owner[task] = None
+                self.paused_holder[task] = member.name
                 self._set_status(task, "paused")
         self._restore_schedule(member)
         self.at(self.now + duration_ms, lambda: self._resume(member))
@@ -529,7 +567,11 @@ class GroupSimulator:
 
     # -- protocol ------------------------------------------------------------------------
     def _send(
-        self, member: _Member, request: Callable[[], Any], even_if_dead: bool = False
+        self,
+        member: _Member,
+        request: Callable[[], Any],
+        even_if_dead: bool = False,
+        delay_ms: int = 0,
     ) -> None:
         epoch = member.epoch
 
@@ -537,7 +579,7 @@ class GroupSimulator:
             if even_if_dead or (member.epoch == epoch and member.alive and not member.paused):
                 request()
 
-        self.at(self.now + self.settings.request_latency_ms, deliver)
+        self.at(self.now + delay_ms + self.settings.request_latency_ms, deliver)
 
     def _reply(
         self,
@@ -563,11 +605,11 @@ class GroupSimulator:
         owned = ",".join(sorted(member.owned)) if self.cooperative else ""
         return f"{self.protocol}:{zlib.crc32(owned.encode())}".encode()
 
-    def _join(self, member: _Member) -> None:
+    def _join(self, member: _Member, closing_ms: int = 0) -> None:
         if not self.cooperative:
+            closing_ms += len(member.owned) * self.settings.task_close_ms
             self._release_all_actives(member, "revoked")
         member.phase = "joining"
-        member.heartbeat_due = False
         lags = {}
         if self.settings.state_records_per_task > 0:
             for task, offset in member.local_offset.items():
@@ -592,7 +634,7 @@ class GroupSimulator:
                 settings.session_timeout_ms, settings.rebalance_timeout_ms, member.name,
             )
 
-        self._send(member, request)
+        self._send(member, request, delay_ms=closing_ms)
 
     def _release_all_actives(self, member: _Member, reason: str) -> None:
         for task in sorted(member.owned):
@@ -686,13 +728,14 @@ class GroupSimulator:
             revoked = member.owned - assigned
             for task in sorted(revoked):
                 self._release(member, task, "revoked")
-            for task in sorted(assigned - member.owned):
+            self._reclaim(member)  # tasks kept across a pause run again
+            for k, task in enumerate(sorted(assigned - member.owned)):
                 if task in self.owner:
-                    self._claim(member, task)
+                    self._claim(member, task, (k + 1) * self.settings.task_open_ms)
             self._apply_standbys(member, standby, warmup)
             member.previous = frozenset(member.owned)
             if self.cooperative and revoked:
-                self._join(member)
+                self._join(member, closing_ms=len(revoked) * self.settings.task_close_ms)
         elif error == "FENCED_INSTANCE_ID":
             self._lose_all(member)
             member.alive = False
@@ -730,20 +773,22 @@ class GroupSimulator:
         self._restore_schedule(member)
 
     def _schedule_heartbeat(self, member: _Member) -> None:
-        if member.heartbeat_due:
+        if member.heartbeat_epoch == member.epoch:
             return
-        member.heartbeat_due = True
         epoch = member.epoch
+        member.heartbeat_epoch = epoch
 
         def beat() -> None:
-            member.heartbeat_due = False
             if member.epoch != epoch or not member.alive or member.paused:
                 return
+            member.heartbeat_epoch = -1
             if member.phase not in ("syncing", "stable"):
                 return
             self._heartbeat(member)
 
-        self.at(self.now + self.settings.heartbeat_interval_ms, beat)
+        interval = self.settings.heartbeat_interval_ms
+        wait = interval - (self.now - member.heartbeat_phase) % interval
+        self.at(self.now + wait, beat)
 
     def _heartbeat(self, member: _Member, resume: bool = False) -> None:
         member_id, generation = member.member_id, member.generation
@@ -794,6 +839,7 @@ class GroupSimulator:
                 )
                 continue
             self.owner[task] = member.name
+            self.paused_holder.pop(task, None)
             self._set_status(task, "restoring" if task in member.restoring else "running")
         self._restore_schedule(member)
 
@@ -827,6 +873,7 @@ class GroupSimulator:
             final_status=dict(self.status),
             violations=list(self.violations),
             duration_ms=self.now,
+            final_members=self.alive_members(),
         )
 
 

@@ -86,7 +86,7 @@ def parse_settings(raw: Any, source: str) -> tuple[ProtocolSettings, dict[str, i
             streams[key] = _int(value, source, f"settings.{key}")
         elif key not in fields:
             raise _fail(source, f"settings.{key}", f"unknown setting (value {value!r})")
-        elif key == "static_membership":
+        elif fields[key].type in ("bool", bool):
             if not isinstance(value, bool):
                 raise _fail(source, f"settings.{key}", f"must be true or false, got {value!r}")
             values[key] = value
@@ -260,6 +260,8 @@ def _apply(sim: GroupSimulator, event: Mapping[str, Any], started: list[int],
             sim.stop_member(name, graceful=True)
     elif kind == "crash":
         name = member_named(event["member"], f"{path}.member")
+        if not sim.members[name].alive:
+            return  # crashing a stopped member changes nothing
         sim.stop_member(name, graceful=False)
         if "restart_after_ms" in event:
             sim.at(now + event["restart_after_ms"], lambda: sim.start_member(name))
