@@ -440,3 +440,22 @@ class Assignment:
 def sorted_tasks(tasks: Iterable[TaskId]) -> tuple[TaskId, ...]:
     """Tasks in Kafka's TaskId order, as a tuple."""
     return tuple(sorted(tasks))
+
+__all__ = [
+    "Assignment",
+    "AssignmentConfigs",
+    "ClientAssignment",
+    "ClientState",
+    "ClusterState",
+    "ConsumerState",
+    "LATEST_OFFSET",
+    "LONG_MAX_VALUE",
+    "RACK_AWARE_STRATEGIES",
+    "TaskId",
+    "UNKNOWN_OFFSET_SUM",
+    "compute_task_lag",
+    "is_caught_up",
+    "java_uuid_hash_code",
+    "process_id_sort_key",
+    "sorted_tasks",
+]

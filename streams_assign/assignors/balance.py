@@ -148,3 +148,9 @@ def _balance_all_pairs(
                         continue
                     _move(state, standby, src, dst, task)
                     keep_balancing = True
+
+__all__ = [
+    "MovePredicate",
+    "balance_tasks_over_threads",
+    "should_move_a_task",
+]

@@ -479,3 +479,15 @@ class LegacyStickyTaskAssignor:
             rack = RackAwareTaskAssignor(cluster)
         assign_legacy_sticky(state, self.must_preserve_active_task_assignment, rack)
         return state.to_assignment(False, assignor=self.name)
+
+__all__ = [
+    "DEFAULT_STATEFUL_NON_OVERLAP_COST",
+    "DEFAULT_STATEFUL_TRAFFIC_COST",
+    "LegacyStickyTaskAssignor",
+    "assign_legacy_sticky",
+    "default_hash_set_capacity",
+    "hash_set_capacity",
+    "java_hash_order",
+    "previous_task_indices",
+    "previous_tasks",
+]
