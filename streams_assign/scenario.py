@@ -7,6 +7,7 @@ names the JSON path and the value, e.g. ``clients[3].capacity: must be >= 1, got
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -145,8 +146,9 @@ def parse_cluster_state(document: Any) -> ClusterState:
     configs = _parse_configs(document.get("configs", {}))
     stateful = _parse_task_list(document, "stateful_tasks")
     stateless = _parse_task_list(document, "stateless_tasks")
+    stateful_set, stateless_set = frozenset(stateful), frozenset(stateless)
     for i, task in enumerate(stateless):
-        if task in set(stateful):
+        if task in stateful_set:
             raise InvalidScenarioError(
                 f"stateless_tasks[{i}]", f"task {task} is also listed in stateful_tasks"
             )
@@ -154,7 +156,6 @@ def parse_cluster_state(document: Any) -> ClusterState:
     named = {t.topology_name is not None for t in everything}
     if len(named) > 1:
         raise InvalidScenarioError("stateful_tasks", "named and unnamed task ids cannot be mixed")
-    stateful_set, stateless_set = frozenset(stateful), frozenset(stateless)
 
     end_offsets = None
     if "changelog_end_offset_sums" in document:
@@ -221,9 +222,15 @@ def _parse_configs(raw: Any) -> AssignmentConfigs:
     return AssignmentConfigs(**values)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _task_of(text: str) -> TaskId:
+    # A document names each task once per client and list: parse each distinct text once.
+    return TaskId.parse(text)
+
+
 def _parse_task(text: Any, path: str) -> TaskId:
     try:
-        return TaskId.parse(text)
+        return _task_of(text) if isinstance(text, str) else TaskId.parse(text)
     except InvalidTaskIdError as exc:
         raise InvalidTaskIdError(path, exc.reason) from None
 
