@@ -115,7 +115,6 @@ def test_help_of_a_command_with_a_missing_extra_still_works() -> None:
 
 
 def test_light_copies_of_choices_agree_with_their_sources() -> None:
-    pytest.importorskip("ortools", reason="the optimal extra is part of make setup")
     from streams_assign.api import ASSIGNORS
     from streams_assign.commands import _solver
     from streams_assign.commands.assign import ASSIGNOR_CHOICES
@@ -128,3 +127,13 @@ def test_light_copies_of_choices_agree_with_their_sources() -> None:
     assert _solver.DEFAULT_TIME_LIMIT == solve.DEFAULT_TIME_LIMIT
     assert _solver.DEFAULT_NUM_WORKERS == solve.DEFAULT_NUM_WORKERS
     assert _solver.DEFAULT_RANDOM_SEED == solve.DEFAULT_RANDOM_SEED
+
+
+def test_yaml_without_pyyaml_names_the_extra(tmp_path: Path) -> None:
+    state = tmp_path / "state.yaml"
+    state.write_text("clients: []\n", encoding="utf-8")
+    done = run_blocked("assign", str(state))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert str(state) in done.stderr
+    assert "pip install 'streams-assign[yaml]'" in done.stderr
