@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +13,7 @@ from streams_assign.errors import StreamsAssignError, UsageError
 if TYPE_CHECKING:
     from streams_assign.model import ClusterState
 
-__all__ = ["load_cluster", "load_json", "output_dir"]
+__all__ = ["load_cluster", "load_json", "naming", "output_dir"]
 
 
 def load_cluster(path: str | Path) -> ClusterState:
@@ -78,3 +80,28 @@ def output_dir(path: str | Path, option: str = "--output-dir") -> Path:
     except OSError as exc:
         raise UsageError(f"{option} {folder}: cannot create: {exc.strerror or exc}") from None
     return folder
+
+
+@contextmanager
+def naming(path: str | Path, *others: str | Path) -> Iterator[None]:
+    """Prefix the file name to any error the block raises that names no input file yet.
+
+    Parameters
+    ----------
+    path:
+        The input the block works on (prefixed).
+    others:
+        Further inputs whose name, when an error starts with it, is prefix enough.
+
+    Raises
+    ------
+    UsageError
+        For a :class:`StreamsAssignError` raised inside (an assignor or solver refusing the
+        state), as ``<path>: <message>``.
+    """
+    try:
+        yield
+    except StreamsAssignError as exc:
+        if any(str(exc).startswith(f"{p}:") for p in (path, *others)):
+            raise
+        raise UsageError(f"{path}: {exc}") from None

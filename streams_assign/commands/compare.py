@@ -25,6 +25,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compare and print the table (see ``optimal.commands``)."""
+    from streams_assign.commands._common import naming
     from streams_assign.optimal.commands import cmd_compare
 
-    return cmd_compare(args)
+    with naming(args.file):
+        return cmd_compare(args)

@@ -31,6 +31,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Solve and print; 1 when CP-SAT finds no assignment (see ``optimal.commands``)."""
+    from streams_assign.commands._common import naming
     from streams_assign.optimal.commands import cmd_optimal
 
-    return cmd_optimal(args)
+    with naming(args.file):
+        return cmd_optimal(args)

@@ -21,6 +21,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score the assignment and print the metrics (see ``optimal.commands``)."""
+    from streams_assign.commands._common import naming
     from streams_assign.optimal.commands import cmd_score
 
-    return cmd_score(args)
+    with naming(args.file, args.assignment):
+        return cmd_score(args)

@@ -42,12 +42,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--restore-rate must be > 0 records/s, got {args.restore_rate}")
     if args.max_rounds < 1:
         raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
-    from streams_assign.commands._common import load_cluster
+    from streams_assign.commands._common import load_cluster, naming
     from streams_assign.simulation.commands import print_replay, replay_json
     from streams_assign.simulation.replay import replay
 
     cluster = load_cluster(args.file)
-    reports = replay(cluster, args.restore_rate, assignor=args.assignor, max_rounds=args.max_rounds)
+    with naming(args.file):
+        reports = replay(
+            cluster, args.restore_rate, assignor=args.assignor, max_rounds=args.max_rounds
+        )
     if args.json:
         print(replay_json(reports))
     else:

@@ -137,3 +137,32 @@ def test_yaml_without_pyyaml_names_the_extra(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1, done.stderr
     assert str(state) in done.stderr
     assert "pip install 'streams-assign[yaml]'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["assign", "{bad}"],
+        ["assign", "--json", "{good}", "{bad}"],
+        ["simulate", "{bad}"],
+        ["optimal", "{bad}"],
+        ["score", "{bad}", "{good}"],
+        ["score", "{good}", "{bad}"],
+        ["compare", "{bad}"],
+    ],
+    ids=lambda argv: "-".join(a.strip("{}-") for a in argv),
+)
+def test_every_subcommand_names_the_file_in_its_error(argv: list[str], tmp_path: Path, capsys):
+    good = tmp_path / "good.json"
+    good.write_text(HAND_CLUSTER.read_text(encoding="utf-8"), encoding="utf-8")
+    document = json.loads(HAND_CLUSTER.read_text(encoding="utf-8"))
+    document["clients"][0]["capacity"] = 0
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document), encoding="utf-8")
+    names = {"{good}": str(good), "{bad}": str(bad)}
+    assert main([names.get(a, a) for a in argv]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1, err
+    named = str(bad) if "{bad}" in argv else str(good)
+    assert err.startswith(f"streams-assign: error: {named}: ") or f" {named}: " in err, err
