@@ -26,6 +26,20 @@ from typing import Protocol
 
 from streams_assign.errors import StreamsAssignError
 
+__all__ = [
+    "AssignFunction",
+    "BalancedStickyAssignor",
+    "CallableAssignor",
+    "GroupAssignment",
+    "GroupAssignor",
+    "MemberSubscription",
+    "StreamsAssignor",
+    "UnknownGroupAssignorError",
+    "cooperative_adjust",
+    "make_assignor",
+    "process_uuid",
+]
+
 
 class UnknownGroupAssignorError(StreamsAssignError, ValueError):
     """The simulator's assignor name is not known."""

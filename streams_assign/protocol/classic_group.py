@@ -17,6 +17,17 @@ from streams_assign.errors import StreamsAssignError
 from streams_assign.javacompat import JavaHashMap, JavaHashSet, java_string_hash_code
 from streams_assign.protocol.responses import EMPTY_ASSIGNMENT, join_response, sync_response
 
+__all__ = [
+    "ClassicGroup",
+    "ClassicGroupMember",
+    "CoordinatorStateError",
+    "GroupState",
+    "NO_LEADER",
+    "Protocols",
+    "ResponseFuture",
+    "clear_keeping_capacity",
+]
+
 Protocols = tuple[tuple[str, bytes], ...]
 """A JoinGroup protocol list: ``(name, metadata bytes)`` in the member's preference order."""
 

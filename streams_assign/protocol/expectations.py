@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+__all__ = [
+    "check_expectations",
+]
+
 
 def _response_matches(response: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     for key, value in wanted.items():

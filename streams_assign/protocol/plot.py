@@ -9,6 +9,10 @@ from pathlib import Path
 
 from streams_assign.protocol.simulator import SimulationResult
 
+__all__ = [
+    "plot_timelines",
+]
+
 _STATE_COLOURS = {"PreparingRebalance": "tab:red", "CompletingRebalance": "tab:orange"}
 
 

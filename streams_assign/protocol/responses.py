@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "EMPTY_ASSIGNMENT",
+    "join_response",
+    "sync_response",
+]
+
 EMPTY_ASSIGNMENT = b""
 
 

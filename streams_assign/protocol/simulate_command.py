@@ -13,6 +13,11 @@ import argparse
 import json
 from pathlib import Path
 
+__all__ = [
+    "configure",
+    "run",
+]
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of ``protocol-simulate``."""

@@ -23,217 +23,43 @@ rebalances, generations and the time until the group is stable with every task r
 
 from __future__ import annotations
 
-import heapq
 import random
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from streams_assign.errors import StreamsAssignError
 from streams_assign.protocol.assignors import (
     GroupAssignment,
     GroupAssignor,
     MemberSubscription,
     cooperative_adjust,
 )
-from streams_assign.protocol.classic_group import GroupState, ResponseFuture
+from streams_assign.protocol.classic_group import ResponseFuture
 from streams_assign.protocol.coordinator import CoordinatorConfig, GroupCoordinator
+from streams_assign.protocol.results import (
+    PROTOCOLS,
+    REASONS,
+    EventReport,
+    InvalidTimelineError,
+    ProtocolSettings,
+    SimulationResult,
+)
+from streams_assign.protocol.tasks import GROUP_ID, MemberState, TaskRuntime
 
-REASONS = ("starting", "restoring", "revoked", "unowned", "paused")
-PROTOCOLS = ("eager", "cooperative")
-GROUP_ID = "sim"
-
-
-class InvalidTimelineError(StreamsAssignError, ValueError):
-    """A timeline document breaks the format: names the file, the JSON path and the value."""
-
-
-@dataclass(frozen=True)
-class ProtocolSettings:
-    """Client and broker settings of the simulated group (Kafka's defaults).
-
-    Attributes
-    ----------
-    session_timeout_ms, rebalance_timeout_ms, heartbeat_interval_ms:
-        ``session.timeout.ms``, ``max.poll.interval.ms`` (the rebalance timeout) and
-        ``heartbeat.interval.ms``, milliseconds.
-    initial_rebalance_delay_ms:
-        ``group.initial.rebalance.delay.ms``, milliseconds.
-    request_latency_ms:
-        One-way client-broker latency, milliseconds.
-    static_membership:
-        Members set ``group.instance.id`` (KIP-345): no LeaveGroup on close, a restart within
-        the session timeout keeps the generation.
-    probing_rebalance_interval_ms:
-        ``probing.rebalance.interval.ms``: when the Streams assignor asks for a probing
-        rebalance, the leader rejoins after this delay, milliseconds.
-    restore_records_per_sec:
-        Changelog records a member restores per second, shared by its restoring tasks.
-    state_records_per_task:
-        Changelog size of a stateful task at start, records (0: tasks are stateless).
-    changelog_growth_records_per_sec:
-        Records appended to each stateful task's changelog per second.
-    task_close_ms, task_open_ms:
-        Time a member takes to close (commit, flush) one revoked task before it rejoins or
-        leaves, and to initialise one new task before it runs, milliseconds; tasks are closed
-        and opened one after the other.
-    heartbeat_jitter:
-        Members heartbeat at their own phase in the interval (seeded by ``seed``) instead of
-        all at once.
-    seed:
-        Seed of the heartbeat phases.
-    """
-
-    session_timeout_ms: int = 45_000
-    rebalance_timeout_ms: int = 300_000
-    heartbeat_interval_ms: int = 3_000
-    initial_rebalance_delay_ms: int = 3_000
-    request_latency_ms: int = 5
-    static_membership: bool = False
-    probing_rebalance_interval_ms: int = 600_000
-    restore_records_per_sec: float = 10_000.0
-    state_records_per_task: int = 0
-    changelog_growth_records_per_sec: float = 0.0
-    task_close_ms: int = 0
-    task_open_ms: int = 0
-    heartbeat_jitter: bool = True
-    seed: int = 0
+__all__ = [
+    "GROUP_ID",
+    "PROTOCOLS",
+    "REASONS",
+    "EventReport",
+    "GroupSimulator",
+    "InvalidTimelineError",
+    "ProtocolSettings",
+    "SimulationResult",
+    "task_names",
+]
 
 
-@dataclass
-class _Member:
-    name: str
-    instance_id: str | None
-    alive: bool = False
-    paused: bool = False
-    epoch: int = 0
-    member_id: str = ""
-    generation: int = -1
-    phase: str = "down"  # down, joining, syncing, stable
-    owned: set[str] = field(default_factory=set)
-    previous: frozenset[str] = frozenset()
-    standby: set[str] = field(default_factory=set)
-    restoring: dict[str, float] = field(default_factory=dict)  # task -> records left
-    warming: set[str] = field(default_factory=set)
-    restore_clock: int = 0
-    restore_version: int = 0
-    local_offset: dict[str, float] = field(default_factory=dict)
-    heartbeat_epoch: int = -1  # epoch of the pending heartbeat tick, -1 when none
-    heartbeat_phase: int = 0
-
-
-@dataclass
-class EventReport:
-    """What one timeline event caused, until the next event (or the end).
-
-    Attributes
-    ----------
-    index, t_ms, kind:
-        The event's position, time (ms) and type.
-    rebalances:
-        Generations the group went through in the window.
-    generation:
-        The group's generation at the window's end.
-    task_seconds_unavailable:
-        Per reason, task-seconds stopped in the window.
-    time_to_stable_ms:
-        From the event until the group was Stable with every task running (and stayed so
-        to the window's end); ``None`` if that never happened in the window.
-    """
-
-    index: int
-    t_ms: int
-    kind: str
-    rebalances: int = 0
-    generation: int = 0
-    task_seconds_unavailable: dict[str, float] = field(default_factory=dict)
-    time_to_stable_ms: int | None = None
-
-
-@dataclass
-class SimulationResult:
-    """The outcome of one simulated timeline under one protocol.
-
-    Attributes
-    ----------
-    protocol:
-        ``eager`` or ``cooperative``.
-    events:
-        One :class:`EventReport` per timeline event.
-    series:
-        ``(t_ms, running, starting, restoring, revoked, unowned, paused)`` after each change.
-    group_states:
-        ``(t_ms, state, generation)`` at every change of the coordinator's group state.
-    rebalances, generation:
-        Completed join phases and the final generation.
-    task_seconds_unavailable:
-        Per reason, over the whole run.
-    stop_the_world_ms:
-        Time with tasks assigned before but none running (after the first assignment).
-    final_status:
-        Per task, ``running`` or the reason it is stopped, at the end.
-    final_members:
-        The members running at the end.
-    violations:
-        Broken invariants (a member handed an assignment of an older generation than the
-        group's; a task owned by two members at once); empty when the protocol held.
-    """
-
-    protocol: str
-    events: list[EventReport]
-    series: list[tuple[int, ...]]
-    group_states: list[tuple[int, str, int]]
-    rebalances: int
-    generation: int
-    task_seconds_unavailable: dict[str, float]
-    stop_the_world_ms: int
-    final_status: dict[str, str]
-    violations: list[str]
-    duration_ms: int
-    final_members: list[str] = field(default_factory=list)
-
-    @property
-    def total_task_seconds_unavailable(self) -> float:
-        """Task-seconds stopped over the run, all reasons together."""
-        return sum(self.task_seconds_unavailable.values())
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready summary (the series and states as lists)."""
-        stopped: dict[str, int] = {}
-        for status in self.final_status.values():
-            stopped[status] = stopped.get(status, 0) + 1
-        return {
-            "protocol": self.protocol,
-            "duration_ms": self.duration_ms,
-            "rebalances": self.rebalances,
-            "generation": self.generation,
-            "task_seconds_unavailable": {
-                k: round(v, 3) for k, v in self.task_seconds_unavailable.items()
-            },
-            "total_task_seconds_unavailable": round(self.total_task_seconds_unavailable, 3),
-            "stop_the_world_ms": self.stop_the_world_ms,
-            "final_tasks": stopped,
-            "final_members": list(self.final_members),
-            "final_stopped": {t: s for t, s in sorted(self.final_status.items())
-                              if s != "running"},
-            "violations": list(self.violations),
-            "events": [
-                {
-                    "i": e.index, "t": e.t_ms, "type": e.kind, "rebalances": e.rebalances,
-                    "generation": e.generation,
-                    "task_seconds_unavailable": {
-                        k: round(v, 3) for k, v in e.task_seconds_unavailable.items()
-                    },
-                    "time_to_stable_ms": e.time_to_stable_ms,
-                }
-                for e in self.events
-            ],
-            "group_states": [list(s) for s in self.group_states],
-        }
-
-
-class GroupSimulator:
+class GroupSimulator(TaskRuntime):
     """Simulates members, the coordinator and the tasks' availability over time.
 
     Parameters
@@ -262,13 +88,9 @@ class GroupSimulator:
     ) -> None:
         if protocol not in PROTOCOLS:
             raise InvalidTimelineError(f"protocol must be eager or cooperative, got {protocol!r}")
-        self.protocol = protocol
+        super().__init__(protocol, settings)
         self.cooperative = protocol == "cooperative"
         self.assignor = assignor
-        self.settings = settings
-        self.now = 0
-        self._queue: list[tuple[int, int, Callable[[], None]]] = []
-        self._seq = 0
         self._ids = 0
 
         def new_id(prefix: str) -> str:
@@ -282,226 +104,12 @@ class GroupSimulator:
             new_id,
             fast_timer=True,
         )
-        self.members: dict[str, _Member] = {}
         self.prefix_names: dict[str, str] = {}
         self.id_names: dict[str, str] = {}
         self.subscriptions: dict[str, MemberSubscription] = {}
         self.decisions: dict[bytes, tuple[int, str, GroupAssignment]] = {}
-        self.tasks: list[str] = []
-        self.task_created: dict[str, int] = {}
-        self.owner: dict[str, str | None] = {}
-        self.paused_holder: dict[str, str] = {}
-        self.status: dict[str, str] = {}
-        self.counts = {"running": 0, **dict.fromkeys(REASONS, 0)}
-        self.unavailable_ms = dict.fromkeys(REASONS, 0.0)
-        self._clock_mark = 0
-        self.series: list[tuple[int, ...]] = []
-        self._status_version = 0
-        self._observed: tuple[str, int, int] | None = None
         self._rng = random.Random(settings.seed)
-        self.group_states: list[tuple[int, str, int]] = []
-        self.violations: list[str] = []
-        self.stable_since: int | None = None
-        self.stop_the_world_ms = 0
-        self._ever_assigned = False
-        self.rebalances = 0
-        self._last_generation = 0
         self.add_tasks(tasks)
-
-    # -- scheduling ----------------------------------------------------------------------
-    def at(self, t_ms: int, action: Callable[[], None]) -> None:
-        """Run ``action`` at ``t_ms``."""
-        self._seq += 1
-        heapq.heappush(self._queue, (t_ms, self._seq, action))
-
-    def run_until(self, end_ms: int) -> None:
-        """Process member actions and coordinator timers up to ``end_ms``."""
-        coordinator = self.coordinator
-        while True:
-            deadline = coordinator.timer.next_deadline()
-            head = self._queue[0][0] if self._queue else None
-            if deadline is not None and deadline <= end_ms and (head is None or deadline <= head):
-                self._advance_clock(deadline)
-                coordinator.advance_to(deadline)
-                self._observe()
-                continue
-            if head is None or head > end_ms:
-                break
-            t, _, action = heapq.heappop(self._queue)
-            self._advance_clock(t)
-            coordinator.advance_to(t)
-            action()
-            self._observe()
-        self._advance_clock(end_ms)
-        coordinator.advance_to(end_ms)
-        self._observe()
-
-    # -- task accounting -----------------------------------------------------------------
-    def _advance_clock(self, t: int) -> None:
-        if t > self._clock_mark:
-            elapsed = t - self._clock_mark
-            for reason in REASONS:
-                if self.counts[reason]:
-                    self.unavailable_ms[reason] += self.counts[reason] * elapsed
-            if self._ever_assigned and self.counts["running"] == 0 and self.tasks:
-                self.stop_the_world_ms += elapsed
-            self._clock_mark = t
-        self.now = max(self.now, t)
-
-    def _set_status(self, task: str, status: str) -> None:
-        old = self.status.get(task)
-        if old == status:
-            return
-        if old is not None:
-            self.counts[old] -= 1
-        self.counts[status] += 1
-        self.status[task] = status
-        self._status_version += 1
-        if status == "running":
-            self._ever_assigned = True
-
-    def _observe(self) -> None:
-        group = self.coordinator.groups.get(GROUP_ID)
-        state = group.state.value if group else "Dead"
-        generation = group.generation_id if group else 0
-        key = (state, generation, self._status_version)
-        if key == self._observed:
-            return  # nothing changed since the last look (most heartbeats)
-        self._observed = key
-        if not self.group_states or self.group_states[-1][1:] != (state, generation):
-            self.group_states.append((self.now, state, generation))
-        if generation > self._last_generation:
-            self.rebalances += generation - self._last_generation
-            self._last_generation = generation
-        point = (self.now, self.counts["running"], *(self.counts[r] for r in REASONS))
-        if self.series and self.series[-1][0] == self.now:
-            self.series[-1] = point
-        elif not self.series or self.series[-1][1:] != point[1:]:
-            self.series.append(point)
-        stable = (
-            group is not None
-            and group.state is GroupState.STABLE
-            and self.counts["running"] == len(self.tasks)
-        )
-        if stable and self.stable_since is None:
-            self.stable_since = self.now
-        elif not stable:
-            self.stable_since = None
-
-    def end_offset(self, task: str) -> float:
-        """The changelog end offset of ``task`` now, records."""
-        s = self.settings
-        if s.state_records_per_task <= 0:
-            return 0.0
-        age_s = (self.now - self.task_created.get(task, 0)) / 1000.0
-        return s.state_records_per_task + s.changelog_growth_records_per_sec * age_s
-
-    def add_tasks(self, tasks: Sequence[str]) -> None:
-        """New tasks, unowned until a rebalance assigns them."""
-        for task in tasks:
-            if task in self.owner:
-                continue
-            self.tasks.append(task)
-            self.task_created[task] = self.now
-            self.owner[task] = None
-            self._set_status(task, "unowned")
-
-    @property
-    def stateful(self) -> frozenset[str]:
-        """The stateful tasks (every task when tasks carry state)."""
-        return frozenset(self.tasks) if self.settings.state_records_per_task > 0 else frozenset()
-
-    # -- task lifecycle on a member ------------------------------------------------------
-    def _claim(self, member: _Member, task: str, open_ms: int = 0) -> None:
-        current = self.owner.get(task)
-        if current is not None and current != member.name:
-            self.violations.append(
-                f"t={self.now}: task {task} owned by {current} and {member.name} at once"
-            )
-        self.owner[task] = member.name
-        self.paused_holder.pop(task, None)
-        member.owned.add(task)
-        member.standby.discard(task)
-        member.warming.discard(task)
-        if open_ms > 0:
-            self._set_status(task, "starting")
-            epoch = member.epoch
-
-            def opened() -> None:
-                if member.epoch == epoch and self.owner.get(task) == member.name:
-                    self._start_or_restore(member, task)
-
-            self.at(self.now + open_ms, opened)
-            return
-        self._start_or_restore(member, task)
-
-    def _start_or_restore(self, member: _Member, task: str) -> None:
-        lag = self.end_offset(task) - member.local_offset.get(task, 0.0)
-        if lag > 0 and self.settings.state_records_per_task > 0:
-            self._restore_progress(member)
-            member.restoring[task] = lag
-            self._set_status(task, "paused" if member.paused else "restoring")
-            self._restore_schedule(member)
-        else:
-            self._set_status(task, "paused" if member.paused else "running")
-
-    def _release(self, member: _Member, task: str, reason: str) -> None:
-        member.owned.discard(task)
-        if task in member.restoring:
-            self._restore_progress(member)
-            left = member.restoring.pop(task)
-            member.local_offset[task] = self.end_offset(task) - left
-        else:
-            member.local_offset[task] = self.end_offset(task)
-        if self.owner.get(task) == member.name or self.paused_holder.get(task) == member.name:
-            self.owner[task] = None
-            self.paused_holder.pop(task, None)
-            self._set_status(task, reason)
-
-    def _release_all(self, member: _Member, reason: str) -> None:
-        for task in sorted(member.owned):
-            self._release(member, task, reason)
-        for task in list(member.warming):
-            self._restore_progress(member)
-            left = member.restoring.pop(task, 0.0)
-            member.local_offset[task] = self.end_offset(task) - left
-        member.warming.clear()
-        for task in member.standby:
-            member.local_offset[task] = self.end_offset(task)
-        member.standby.clear()
-
-    def _restore_progress(self, member: _Member) -> None:
-        if member.restoring and not member.paused and member.alive:
-            elapsed = (self.now - member.restore_clock) / 1000.0
-            share = self.settings.restore_records_per_sec * elapsed / len(member.restoring)
-            for task in member.restoring:
-                member.restoring[task] -= share
-        member.restore_clock = self.now
-
-    def _restore_schedule(self, member: _Member) -> None:
-        member.restore_version += 1
-        if not member.restoring or member.paused or not member.alive:
-            return
-        version = member.restore_version
-        rate = self.settings.restore_records_per_sec / len(member.restoring)
-        left = max(0.0, min(member.restoring.values()))
-        due = self.now + max(1, int(left / rate * 1000.0 + 0.999))
-
-        def finish() -> None:
-            if member.restore_version != version:
-                return
-            self._restore_progress(member)
-            for task, remaining in sorted(member.restoring.items()):
-                if remaining <= 1e-6:
-                    del member.restoring[task]
-                    if task in member.warming:
-                        member.warming.discard(task)
-                        member.standby.add(task)
-                    elif self.owner.get(task) == member.name:
-                        self._set_status(task, "running")
-            self._restore_schedule(member)
-
-        self.at(due, finish)
 
     # -- member actions ------------------------------------------------------------------
     def start_member(self, name: str, keep_state: bool = True) -> None:
@@ -509,7 +117,7 @@ class GroupSimulator:
         member = self.members.get(name)
         if member is None:
             instance = f"{name}-instance" if self.settings.static_membership else None
-            member = _Member(name=name, instance_id=instance)
+            member = MemberState(name=name, instance_id=instance)
             if self.settings.heartbeat_jitter:
                 member.heartbeat_phase = self._rng.randrange(self.settings.heartbeat_interval_ms)
             self.members[name] = member
@@ -560,7 +168,7 @@ class GroupSimulator:
         self._restore_schedule(member)
         self.at(self.now + duration_ms, lambda: self._resume(member))
 
-    def _resume(self, member: _Member) -> None:
+    def _resume(self, member: MemberState) -> None:
         if not member.alive or not member.paused:
             return
         member.paused = False
@@ -575,7 +183,7 @@ class GroupSimulator:
     # -- protocol ------------------------------------------------------------------------
     def _send(
         self,
-        member: _Member,
+        member: MemberState,
         request: Callable[[], Any],
         even_if_dead: bool = False,
         delay_ms: int = 0,
@@ -590,7 +198,7 @@ class GroupSimulator:
 
     def _reply(
         self,
-        member: _Member,
+        member: MemberState,
         handler: Callable[[dict[str, Any]], None],
         sync_generation: int | None = None,
     ) -> ResponseFuture:
@@ -608,11 +216,11 @@ class GroupSimulator:
 
         return ResponseFuture(on_complete)
 
-    def _metadata(self, member: _Member) -> bytes:
+    def _metadata(self, member: MemberState) -> bytes:
         owned = ",".join(sorted(member.owned)) if self.cooperative else ""
         return f"{self.protocol}:{zlib.crc32(owned.encode())}".encode()
 
-    def _join(self, member: _Member, closing_ms: int = 0) -> None:
+    def _join(self, member: MemberState, closing_ms: int = 0) -> None:
         if not self.cooperative:
             closing_ms += len(member.owned) * self.settings.task_close_ms
             self._release_all_actives(member, "revoked")
@@ -643,16 +251,16 @@ class GroupSimulator:
 
         self._send(member, request, delay_ms=closing_ms)
 
-    def _release_all_actives(self, member: _Member, reason: str) -> None:
+    def _release_all_actives(self, member: MemberState, reason: str) -> None:
         for task in sorted(member.owned):
             self._release(member, task, reason)
 
-    def _lose_all(self, member: _Member) -> None:
+    def _lose_all(self, member: MemberState) -> None:
         """``onPartitionsLost``: the member learns it is out of the group."""
         self._release_all(member, "unowned")
         member.previous = frozenset()
 
-    def _on_join(self, member: _Member, response: dict[str, Any]) -> None:
+    def _on_join(self, member: MemberState, response: dict[str, Any]) -> None:
         error = response["error"]
         if error == "MEMBER_ID_REQUIRED":
             member.member_id = response["member_id"]
@@ -684,11 +292,11 @@ class GroupSimulator:
                 member.member_id = "" if error == "UNKNOWN_MEMBER_ID" else member.member_id
             self.at(self.now + 100, lambda: self._rejoin_if_alive(member))
 
-    def _rejoin_if_alive(self, member: _Member) -> None:
+    def _rejoin_if_alive(self, member: MemberState) -> None:
         if member.alive and not member.paused and member.phase == "joining":
             self._join(member)
 
-    def _lead(self, leader: _Member, response: dict[str, Any]) -> dict[str, bytes]:
+    def _lead(self, leader: MemberState, response: dict[str, Any]) -> dict[str, bytes]:
         subscriptions = []
         for member_id, _, _ in response["members"]:
             known = self.subscriptions.get(self.id_names.get(member_id, ""))
@@ -717,7 +325,7 @@ class GroupSimulator:
             self.at(self.now + self.settings.probing_rebalance_interval_ms, probe)
         return out
 
-    def _on_sync(self, member: _Member, response: dict[str, Any], generation: int) -> None:
+    def _on_sync(self, member: MemberState, response: dict[str, Any], generation: int) -> None:
         error = response["error"]
         if error == "NONE":
             decision = self.decisions.get(response["assignment"])
@@ -754,32 +362,7 @@ class GroupSimulator:
                     member.member_id = ""
             self._join(member)
 
-    def _apply_standbys(
-        self, member: _Member, standby: frozenset[str], warmup: frozenset[str]
-    ) -> None:
-        for task in list(member.standby):
-            if task not in standby:
-                member.standby.discard(task)
-                member.local_offset[task] = self.end_offset(task)
-        for task in list(member.warming):
-            if task not in standby:
-                self._restore_progress(member)
-                left = member.restoring.pop(task, 0.0)
-                member.warming.discard(task)
-                member.local_offset[task] = self.end_offset(task) - left
-        for task in sorted(standby - member.owned):
-            if task in member.standby or task in member.warming or task not in self.owner:
-                continue
-            lag = self.end_offset(task) - member.local_offset.get(task, 0.0)
-            if lag > 0 and task in warmup:
-                self._restore_progress(member)
-                member.restoring[task] = lag
-                member.warming.add(task)
-            else:
-                member.standby.add(task)
-        self._restore_schedule(member)
-
-    def _schedule_heartbeat(self, member: _Member) -> None:
+    def _schedule_heartbeat(self, member: MemberState) -> None:
         if member.heartbeat_epoch == member.epoch:
             return
         epoch = member.epoch
@@ -797,7 +380,7 @@ class GroupSimulator:
         wait = interval - (self.now - member.heartbeat_phase) % interval
         self.at(self.now + wait, beat)
 
-    def _heartbeat(self, member: _Member, resume: bool = False) -> None:
+    def _heartbeat(self, member: MemberState, resume: bool = False) -> None:
         member_id, generation = member.member_id, member.generation
 
         epoch = member.epoch
@@ -812,7 +395,7 @@ class GroupSimulator:
         self._schedule_heartbeat(member)
 
     def _on_heartbeat(
-        self, member: _Member, response: dict[str, Any], epoch: int, resume: bool
+        self, member: MemberState, response: dict[str, Any], epoch: int, resume: bool
     ) -> None:
         if member.epoch != epoch or not member.alive or member.paused:
             return
@@ -835,54 +418,6 @@ class GroupSimulator:
             member.member_id = ""
         member.generation = -1
         self._join(member)
-
-    def _reclaim(self, member: _Member) -> None:
-        """After a pause the coordinator still knows the member: it runs its tasks again."""
-        for task in sorted(member.owned):
-            current = self.owner.get(task)
-            if current is not None and current != member.name:
-                self.violations.append(
-                    f"t={self.now}: task {task} owned by {current} and {member.name} at once"
-                )
-                continue
-            self.owner[task] = member.name
-            self.paused_holder.pop(task, None)
-            self._set_status(task, "restoring" if task in member.restoring else "running")
-        self._restore_schedule(member)
-
-    # -- checks --------------------------------------------------------------------------
-    def check_generation(self, member: _Member, generation: int) -> None:
-        """Record a violation when a member gets an assignment older than the group's."""
-        group = self.coordinator.groups.get(GROUP_ID)
-        if group is not None and generation < group.generation_id:
-            self.violations.append(
-                f"t={self.now}: {member.name} got generation {generation} "
-                f"while the group is at {group.generation_id}"
-            )
-
-    def alive_members(self) -> list[str]:
-        """Names of the members running now (paused ones included)."""
-        return [m.name for m in self.members.values() if m.alive]
-
-    def result(self, events: list[EventReport]) -> SimulationResult:
-        """Freeze the run into a :class:`SimulationResult`."""
-        if self.series and self.series[-1][0] < self.now:
-            self.series.append((self.now, *self.series[-1][1:]))
-        return SimulationResult(
-            protocol=self.protocol,
-            events=events,
-            series=list(self.series),
-            group_states=list(self.group_states),
-            rebalances=self.rebalances,
-            generation=self._last_generation,
-            task_seconds_unavailable={k: v / 1000.0 for k, v in self.unavailable_ms.items()},
-            stop_the_world_ms=self.stop_the_world_ms,
-            final_status=dict(self.status),
-            violations=list(self.violations),
-            duration_ms=self.now,
-            final_members=self.alive_members(),
-        )
-
 
 def _with_id(subscription: MemberSubscription, member_id: str) -> MemberSubscription:
     return MemberSubscription(

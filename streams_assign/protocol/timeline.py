@@ -41,6 +41,15 @@ from streams_assign.protocol.simulator import (
     task_names,
 )
 
+__all__ = [
+    "DEFAULT_SETTLE_MS",
+    "EVENT_TYPES",
+    "load_timeline",
+    "parse_settings",
+    "simulate",
+    "validate_timeline",
+]
+
 EVENT_TYPES = {
     "start": ("members",),
     "scale_out": ("members",),

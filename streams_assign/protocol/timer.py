@@ -14,6 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+__all__ = [
+    "CoordinatorTimer",
+    "FastCoordinatorTimer",
+    "JavaPriorityQueue",
+    "ScheduledTimeout",
+]
+
 T = TypeVar("T")
 
 

@@ -27,6 +27,18 @@ from streams_assign.protocol.coordinator import (
 )
 from streams_assign.protocol.timer import ScheduledTimeout
 
+__all__ = [
+    "API_VERSIONS",
+    "ByteCodec",
+    "HARNESS",
+    "InvalidTraceError",
+    "KAFKA_COMMIT",
+    "load_trace",
+    "member_uuid",
+    "run_trace",
+    "serialize_subscription",
+]
+
 KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
 """The Kafka trunk commit whose ``GroupMetadataManager`` the coordinator follows."""
 

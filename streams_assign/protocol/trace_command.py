@@ -14,6 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "configure",
+    "run",
+]
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of ``group-trace``."""
