@@ -96,6 +96,8 @@ def main() -> None:
     bad = [r for r in rows if r["violations"] or r["running_at_end"] != r["tasks"]]
     print(f"\n{len(rows)} simulations in {elapsed:.0f} s; "
           f"{len(bad)} with a violation or a task not running at the end")
+    for r in bad:
+        print(f"  {r}")
     _plot(rows, args.plot, task_counts, member_counts)
     print(f"plot: {args.plot}")
 

@@ -115,10 +115,10 @@ class GroupAssignor(Protocol):
 class BalancedStickyAssignor:
     """Sticky and balanced: each member keeps its previous tasks up to its share.
 
-    Members are visited in member-id order; each keeps the tasks it ran (owned or previous) up
-    to ``ceil(tasks / members)`` (only as many members as the remainder may hold the ceiling),
-    then the unassigned tasks go, in task order, to the member with the fewest tasks (ties by
-    member id). O(T log M).
+    Members are visited in member-id order; each keeps the tasks it ran (owned or previous),
+    the least lagging first, up to ``ceil(tasks / members)`` (only as many members as the
+    remainder may hold the ceiling); then the unassigned tasks go, in task order, to the member
+    with the fewest tasks (ties by member id). O(T log M).
     """
 
     name = "balanced_sticky"
@@ -141,7 +141,11 @@ class BalancedStickyAssignor:
         result: dict[str, list[str]] = {}
         ceilings_left = extra
         for member in ordered:
-            keep = sorted((member.owned | member.previous) & all_tasks - taken)
+            # the most caught-up first: a member gives away the tasks it is still restoring
+            keep = sorted(
+                (member.owned | member.previous) & all_tasks - taken,
+                key=lambda t, lags=member.task_lags: (lags.get(t, 0), t),  # type: ignore[misc]
+            )
             quota = floor + (1 if ceilings_left > 0 and len(keep) > floor else 0)
             if quota > floor:
                 ceilings_left -= 1

@@ -224,14 +224,16 @@ class GroupSimulator(TaskRuntime):
         if not self.cooperative:
             closing_ms += len(member.owned) * self.settings.task_close_ms
             self._release_all_actives(member, "revoked")
-        member.phase = "joining"
+        # The heartbeat thread keeps the session alive while the member closes its tasks.
+        member.phase = "revoking" if closing_ms > 0 else "joining"
         lags = {}
         if self.settings.state_records_per_task > 0:
+            self._restore_progress(member)
             for task, offset in member.local_offset.items():
                 if task in self.owner:
                     lags[task] = max(0, int(self.end_offset(task) - offset))
-            for task in member.standby:
-                lags[task] = 0
+            for task in member.standby | member.owned:
+                lags[task] = int(max(0.0, member.restoring.get(task, 0.0)))
         subscription = MemberSubscription(
             member_id="",
             owned=frozenset(member.owned),
@@ -242,6 +244,7 @@ class GroupSimulator(TaskRuntime):
         settings = self.settings
 
         def request() -> None:
+            member.phase = "joining"
             self.subscriptions[member.name] = subscription
             self.coordinator.join_group(
                 self._reply(member, lambda r: self._on_join(member, r)),
@@ -372,7 +375,7 @@ class GroupSimulator(TaskRuntime):
             if member.epoch != epoch or not member.alive or member.paused:
                 return
             member.heartbeat_epoch = -1
-            if member.phase not in ("syncing", "stable"):
+            if member.phase not in ("syncing", "stable", "revoking"):
                 return
             self._heartbeat(member)
 
