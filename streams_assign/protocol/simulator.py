@@ -109,6 +109,7 @@ class GroupSimulator(TaskRuntime):
         self.subscriptions: dict[str, MemberSubscription] = {}
         self.decisions: dict[bytes, tuple[int, str, GroupAssignment]] = {}
         self._rng = random.Random(settings.seed)
+        self.tasks_at_last_assignment = 0
         self.add_tasks(tasks)
 
     # -- member actions ------------------------------------------------------------------
@@ -271,6 +272,7 @@ class GroupSimulator(TaskRuntime):
         elif error == "NONE":
             member.member_id = response["member_id"]
             member.generation = response["generation"]
+            member.is_leader = response["leader"] == member.member_id
             member.phase = "syncing"
             self._schedule_heartbeat(member)
             assignments: dict[str, bytes] = {}
@@ -300,6 +302,7 @@ class GroupSimulator(TaskRuntime):
             self._join(member)
 
     def _lead(self, leader: MemberState, response: dict[str, Any]) -> dict[str, bytes]:
+        self.tasks_at_last_assignment = len(self.tasks)
         subscriptions = []
         for member_id, _, _ in response["members"]:
             known = self.subscriptions.get(self.id_names.get(member_id, ""))
@@ -352,8 +355,12 @@ class GroupSimulator(TaskRuntime):
                     self._claim(member, task, (k + 1) * self.settings.task_open_ms)
             self._apply_standbys(member, standby, warmup)
             member.previous = frozenset(member.owned)
-            if self.cooperative and revoked:
-                self._join(member, closing_ms=len(revoked) * self.settings.task_close_ms)
+            # A leader that skipped the assignment (a static leader's restart) or assigned
+            # before tasks were added still watches the metadata: it rejoins.
+            stale_metadata = member.is_leader and len(self.tasks) != self.tasks_at_last_assignment
+            if stale_metadata or (self.cooperative and revoked):
+                closing = len(revoked) * self.settings.task_close_ms if self.cooperative else 0
+                self._join(member, closing_ms=closing)
         elif error == "FENCED_INSTANCE_ID":
             self._lose_all(member)
             member.alive = False

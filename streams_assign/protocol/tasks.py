@@ -49,6 +49,7 @@ class MemberState:
     local_offset: dict[str, float] = field(default_factory=dict)
     heartbeat_epoch: int = -1  # epoch of the pending heartbeat tick, -1 when none
     heartbeat_phase: int = 0
+    is_leader: bool = False
 
 
 
