@@ -90,6 +90,8 @@ class EventReport:
         The group's generation at the window's end.
     task_seconds_unavailable:
         Per reason, task-seconds stopped in the window.
+    records_restored:
+        Changelog records replayed in the window (actives and warmups).
     time_to_stable_ms:
         From the event until the group was Stable with every task running (and stayed so
         to the window's end); ``None`` if that never happened in the window.
@@ -102,6 +104,7 @@ class EventReport:
     generation: int = 0
     task_seconds_unavailable: dict[str, float] = field(default_factory=dict)
     time_to_stable_ms: int | None = None
+    records_restored: int = 0
 
 
 @dataclass
@@ -122,6 +125,8 @@ class SimulationResult:
         Completed join phases and the final generation.
     task_seconds_unavailable:
         Per reason, over the whole run.
+    records_restored:
+        Changelog records replayed over the run.
     stop_the_world_ms:
         Time with tasks assigned before but none running (after the first assignment).
     final_status:
@@ -141,6 +146,7 @@ class SimulationResult:
     generation: int
     task_seconds_unavailable: dict[str, float]
     stop_the_world_ms: int
+    records_restored: int
     final_status: dict[str, str]
     violations: list[str]
     duration_ms: int
@@ -166,6 +172,7 @@ class SimulationResult:
             },
             "total_task_seconds_unavailable": round(self.total_task_seconds_unavailable, 3),
             "stop_the_world_ms": self.stop_the_world_ms,
+            "records_restored": self.records_restored,
             "final_tasks": stopped,
             "final_members": list(self.final_members),
             "final_stopped": {t: s for t, s in sorted(self.final_status.items())
@@ -179,6 +186,7 @@ class SimulationResult:
                         k: round(v, 3) for k, v in e.task_seconds_unavailable.items()
                     },
                     "time_to_stable_ms": e.time_to_stable_ms,
+                    "records_restored": e.records_restored,
                 }
                 for e in self.events
             ],

@@ -70,12 +70,13 @@ def run(args: argparse.Namespace) -> int:
     for result in results:
         table = Table(title=f"{result.protocol}: {Path(args.timeline).name}")
         for column in ("event", "t (s)", "type", "rebalances", "generation",
-                       "task-s unavailable", "time to stable (s)"):
+                       "task-s unavailable", "records restored", "time to stable (s)"):
             table.add_column(column, justify="right")
         for e in result.events:
             table.add_row(
                 str(e.index), f"{e.t_ms / 1000:.1f}", e.kind, str(e.rebalances),
                 str(e.generation), f"{sum(e.task_seconds_unavailable.values()):.1f}",
+                f"{e.records_restored:,}",
                 "-" if e.time_to_stable_ms is None else f"{e.time_to_stable_ms / 1000:.2f}",
             )
         console.print(table)
@@ -83,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         console.print(
             f"total: {result.rebalances} rebalances, generation {result.generation}, "
             f"{result.total_task_seconds_unavailable:.1f} task-s unavailable ({reasons}), "
-            f"stop-the-world {result.stop_the_world_ms / 1000:.2f} s"
+            f"stop-the-world {result.stop_the_world_ms / 1000:.2f} s, "
+            f"{result.records_restored:,} records restored"
         )
         stopped = {t: s for t, s in result.final_status.items() if s != "running"}
         if stopped:

@@ -92,6 +92,7 @@ class TaskRuntime:
         self._ever_assigned = False
         self.rebalances = 0
         self._last_generation = 0
+        self.records_restored = 0.0
 
     # -- scheduling ----------------------------------------------------------------------
     def at(self, t_ms: int, action: Callable[[], None]) -> None:
@@ -259,8 +260,9 @@ class TaskRuntime:
         if member.restoring and not member.paused and member.alive:
             elapsed = (self.now - member.restore_clock) / 1000.0
             share = self.settings.restore_records_per_sec * elapsed / len(member.restoring)
-            for task in member.restoring:
-                member.restoring[task] -= share
+            for task, left in member.restoring.items():
+                self.records_restored += min(share, max(left, 0.0))
+                member.restoring[task] = left - share
         member.restore_clock = self.now
 
     def _restore_schedule(self, member: MemberState) -> None:
@@ -354,6 +356,7 @@ class TaskRuntime:
             generation=self._last_generation,
             task_seconds_unavailable={k: v / 1000.0 for k, v in self.unavailable_ms.items()},
             stop_the_world_ms=self.stop_the_world_ms,
+            records_restored=int(self.records_restored),
             final_status=dict(self.status),
             violations=list(self.violations),
             duration_ms=self.now,

@@ -212,14 +212,15 @@ def simulate(
     sim = GroupSimulator(protocol, assignor, settings, task_names(doc["tasks"]))
     started = [0]
     reports: list[EventReport] = []
-    marks: list[tuple[float, int]] = []
+    marks: list[tuple[Any, int, float]] = []
 
     def close_window(end: int) -> None:
         if not reports:
             return
         report = reports[-1]
-        before, generation_before = marks[-1]
+        before, generation_before, restored_before = marks[-1]
         report.rebalances = sim.rebalances - generation_before
+        report.records_restored = int(sim.records_restored - restored_before)
         report.generation = sim._last_generation
         report.task_seconds_unavailable = {
             r: round((sim.unavailable_ms[r] - before_r) / 1000.0, 3)
@@ -238,7 +239,7 @@ def simulate(
         sim.run_until(t)
         close_window(t)
         reports.append(EventReport(index=i, t_ms=t, kind=event["type"]))
-        marks.append((_join(sim.unavailable_ms), sim.rebalances))
+        marks.append((_join(sim.unavailable_ms), sim.rebalances, sim.records_restored))
         _apply(sim, event, started, member_named, f"events[{i}]")
         sim._observe()
     sim.run_until(doc["duration_ms"])

@@ -68,6 +68,7 @@ def test_restore_takes_the_changelog_size_over_the_restore_rate() -> None:
     # 4 tasks x 100,000 records at 20,000 records/s shared: 20 s, after the 3 s initial delay
     assert result.task_seconds_unavailable["restoring"] == pytest.approx(4 * 20.0, abs=0.1)
     assert result.events[0].time_to_stable_ms == pytest.approx(23_000, abs=100)
+    assert result.records_restored == pytest.approx(4 * 100_000, rel=1e-6)
 
 
 def test_every_event_type_runs_with_the_high_availability_assignor() -> None:
