@@ -34,7 +34,7 @@ class TopicPartition(NamedTuple):
         Examples
         --------
         >>> TopicPartition("t0", 0).java_hash_code()
-        4583
+        4605
         """
         return int32(31 * (31 + self.partition) + java_string_hash_code(self.topic))
 
