@@ -10,6 +10,7 @@ Exit status: 0 on success, 2 on bad input or usage (one line on stderr, nothing 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
@@ -91,7 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _extra_commands():
         register(sub)
+    for name, module_name in _CONTRACT_COMMANDS:
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=module.HELP)
+        module.configure(command)
+        command.set_defaults(handler=module.run)
     return parser
+
+
+# Subcommands written as modules with configure(parser) and run(args).
+_CONTRACT_COMMANDS = (
+    ("consumer-assign", "streams_assign.consumer.command"),
+    ("connect-replay", "streams_assign.connect.command"),
+)
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:  # type: ignore[type-arg]

@@ -170,11 +170,11 @@ def load_consumer_state(path: str | os.PathLike[str]) -> ConsumerGroupState:
 def assignment_to_json(assignment: dict[str, list[TopicPartition]]) -> dict[str, Any]:
     """The expected-file document: ``{"assignment": {member_id: [[topic, partition], ...]}}``.
 
-    Members keep the order of the input; each member's partitions are sorted.
+    Members sorted by member id, each member's partitions sorted, as the expected files.
     """
     return {
         "assignment": {
-            member: [[tp.topic, tp.partition] for tp in sorted(partitions)]
-            for member, partitions in assignment.items()
+            member: [[tp.topic, tp.partition] for tp in sorted(assignment[member])]
+            for member in sorted(assignment)
         }
     }
