@@ -13,6 +13,8 @@ connectors and tasks ("work items"):
   until it is started again at ``time_ms + rebalance_ms``; an item revoked cooperatively keeps
   running through the rebalance and is down from ``time_ms + rebalance_ms`` until a later round
   starts it; an item whose worker left is down from the round that notices it.
+- ``lost_ms``: the part of ``stopped_ms`` due to work whose worker left (waiting, under
+  incremental, up to ``scheduled.rebalance.max.delay.ms`` for the worker to return);
 - ``balanced``: after the round every configured item runs exactly once and the counts of
   connectors and of tasks per worker differ by at most one.
 
@@ -46,6 +48,7 @@ class RoundScore:
     assigned: int
     moved: int
     stopped_ms: int
+    lost_ms: int
     still_stopped: int
     balanced: bool
 
@@ -74,6 +77,7 @@ class SequenceScore:
     rounds: tuple[RoundScore, ...]
     rounds_to_balance: int | None
     stopped_ms: int
+    lost_ms: int
 
     @property
     def revoked(self) -> int:
@@ -92,6 +96,7 @@ class SequenceScore:
             "revoked": self.revoked,
             "moved": self.moved,
             "stopped_ms": self.stopped_ms,
+            "lost_ms": self.lost_ms,
             "rounds_to_balance": self.rounds_to_balance,
             "rounds": [r.to_json() for r in self.rounds],
         }
@@ -137,7 +142,7 @@ def score_sequence(
         raise ValueError(f"{len(results)} results for {len(sequence.rounds)} rounds")
     eager = sequence.assignor == "eager"
     last_owner: dict[Item, str] = {}
-    down_since: dict[Item, int] = {}
+    down_since: dict[Item, tuple[int, bool]] = {}  # item -> (since, its worker left)
     scores = []
     changes: list[int] = []
     balanced_after: dict[int, int] = {}
@@ -161,7 +166,7 @@ def score_sequence(
         # Work whose worker left (known, not reported, not already down) is down from now.
         for item in last_owner:
             if item not in reported and item not in down_since:
-                down_since[item] = start
+                down_since[item] = (start, True)
         revoked: list[Item] = []
         assigned: list[tuple[Item, str]] = []
         for worker, decision in result.workers.items():
@@ -172,16 +177,17 @@ def score_sequence(
         if eager:
             revoked = list(reported)
             for item in reported:
-                down_since.setdefault(item, start)
+                down_since.setdefault(item, (start, False))
         else:
             for item in revoked:
-                down_since.setdefault(item, done)
+                down_since.setdefault(item, (done, False))
         moved = sum(1 for item, worker in assigned if last_owner.get(item, worker) != worker)
-        stopped_ms = 0
+        stopped_ms = lost_ms = 0
         for item, worker in assigned:
-            since = down_since.pop(item, None)
-            if since is not None:
-                stopped_ms += max(0, done - since)
+            down = down_since.pop(item, None)
+            if down is not None:
+                stopped_ms += max(0, done - down[0])
+                lost_ms += max(0, done - down[0]) if down[1] else 0
             last_owner[item] = worker
         # What runs after the round.
         running: dict[Item, list[str]] = {}
@@ -214,11 +220,14 @@ def score_sequence(
                 len(assigned),
                 moved,
                 stopped_ms,
+                lost_ms,
                 len(down_since),
                 balanced,
             )
         )
     end = sequence.rounds[-1].time_ms + rebalance_ms
-    total = sum(s.stopped_ms for s in scores) + sum(max(0, end - t) for t in down_since.values())
+    still = [(max(0, end - since), lost) for since, lost in down_since.values()]
+    total = sum(s.stopped_ms for s in scores) + sum(ms for ms, _ in still)
+    total_lost = sum(s.lost_ms for s in scores) + sum(ms for ms, lost in still if lost)
     to_balance = max(balanced_after.values()) if all(c in balanced_after for c in changes) else None
-    return SequenceScore(sequence.assignor, tuple(scores), to_balance, total)
+    return SequenceScore(sequence.assignor, tuple(scores), to_balance, total, total_lost)
