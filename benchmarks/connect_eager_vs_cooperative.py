@@ -4,6 +4,8 @@ Prints two tables:
 
 1. *Recorded*: the 40 shared sequences as Kafka decided them (14 eager, 26 incremental; our
    replay is identical to Kafka's, see tests/connect), scored round by round.
+0. *Consumer groups*: the 80 shared consumer states, each under all four consumer assignors:
+   partitions revoked, moved and kept in the rebalance.
 2. *Same events*: every one of the 40 sequences' events (times, membership, configuration)
    replayed closed-loop under each assignor (workers apply their assignments; follow-up
    rebalances as Connect triggers them), so both protocols face identical changes.
@@ -68,6 +70,33 @@ def _table(title: str) -> Table:
     return table
 
 
+def _consumer_table(console: Console, folder: Path) -> None:
+    from streams_assign.consumer import assign_consumer_group, load_consumer_state
+    from streams_assign.consumer.scores import score_consumer_assignment
+
+    states = [load_consumer_state(p) for p in sorted((folder / "input").glob("*.json"))]
+    if not states:
+        return
+    table = Table(title=f"Consumer groups: the {len(states)} shared states under each assignor")
+    for column in ("assignor", "revoked", "moved", "kept", "two-round rebalances", "ms/state"):
+        table.add_column(column, justify="right" if column != "assignor" else "left")
+    for name in ("range", "roundrobin", "sticky", "cooperative-sticky"):
+        started = time.perf_counter()
+        scores = [
+            score_consumer_assignment(s, assign_consumer_group(s, name), name) for s in states
+        ]
+        elapsed = time.perf_counter() - started
+        table.add_row(
+            name,
+            str(sum(s.revoked for s in scores)),
+            str(sum(s.moved for s in scores)),
+            str(sum(s.kept for s in scores)),
+            str(sum(s.rounds == 2 for s in scores)),
+            f"{elapsed * 1000 / len(states):.2f}",
+        )
+    console.print(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", default=str(DEFAULT_FOLDER))
@@ -78,6 +107,7 @@ def main() -> None:
         raise SystemExit(f"no sequences in {args.folder}/input")
     sequences = [load_connect_sequence(p) for p in paths]
     console = Console(width=200)
+    _consumer_table(console, Path(args.folder).parent / "kafka-consumer")
 
     recorded = _table(f"Recorded: Kafka's decisions on the {len(sequences)} shared sequences")
     for name in ("eager", "incremental"):

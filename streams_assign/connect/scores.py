@@ -175,7 +175,10 @@ def score_sequence(
             assigned += [(c, worker) for c in decision.assigned_connectors]
             assigned += [(t, worker) for t in decision.assigned_tasks]
         if eager:
-            revoked = list(reported)
+            # Every member stops everything it runs (an item run twice is stopped twice).
+            revoked = [
+                item for m in round_.members for item in (*m.owned_connectors, *m.owned_tasks)
+            ]
             for item in reported:
                 down_since.setdefault(item, (start, False))
         else:

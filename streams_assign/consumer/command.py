@@ -91,9 +91,16 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from streams_assign.consumer.scores import score_consumer_assignment
+
     console = Console()
     for path, state, document in results:
-        table = Table(title=f"{path.name}: {args.assignor or state.assignor}")
+        name = args.assignor or state.assignor
+        score = score_consumer_assignment(state, assign_consumer_group(state, name), name)
+        table = Table(
+            title=f"{path.name}: {name}: {score.revoked} revoked, {score.moved} moved, "
+            f"{score.kept} kept, {score.rounds} round(s)"
+        )
         for column in ("member", "static", "topics", "owned", "assigned", "partitions"):
             table.add_column(column, overflow="fold")
         for member in state.members:
