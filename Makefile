@@ -12,6 +12,7 @@ KAFKA_STAMP := .kafka/.fetched
 
 $(KAFKA_STAMP): kafka/pom.xml
 	bash scripts/ensure-java.sh
+	bash scripts/ensure-maven.sh
 	mvn -q -B -f kafka/pom.xml package
 	touch $(KAFKA_STAMP)
 
