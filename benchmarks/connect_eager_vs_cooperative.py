@@ -63,7 +63,7 @@ def _table(title: str) -> Table:
         "stopped item-s (lost work)",
         "rounds to balance (mean)",
         "max",
-        "never",
+        "superseded unbalanced",
         "ms/round",
     ):
         table.add_column(column, justify="right" if column != "assignor" else "left")
