@@ -176,9 +176,8 @@ def score_sequence(
             assigned += [(t, worker) for t in decision.assigned_tasks]
         if eager:
             # Every member stops everything it runs (an item run twice is stopped twice).
-            revoked = [
-                item for m in round_.members for item in (*m.owned_connectors, *m.owned_tasks)
-            ]
+            revoked = [c for m in round_.members for c in m.owned_connectors]
+            revoked += [t for m in round_.members for t in m.owned_tasks]
             for item in reported:
                 down_since.setdefault(item, (start, False))
         else:
