@@ -151,7 +151,8 @@ def _member_id(rng: random.Random, index: int) -> str:
 def random_consumer_state(rng: random.Random, assignor: str) -> dict[str, Any]:
     """A random consumer-group state: 1-5 topics of 0-12 partitions, 1-9 members (some static,
     some with racks), subscriptions equal or not, prior ownership with generations, claims in
-    conflict, stale topics and partitions now and then.
+    conflict, stale topics and partitions now and then; for ``range``, replica racks per
+    partition half of the time (rack-aware range).
 
     Parameters
     ----------
@@ -208,7 +209,15 @@ def random_consumer_state(rng: random.Random, assignor: str) -> dict[str, Any]:
             )
         member["owned_partitions"] = sorted({(t, p) for t, p in member["owned_partitions"]})
         member["owned_partitions"] = [list(tp) for tp in member["owned_partitions"]]
-    return {"assignor": assignor, "topics": topics, "members": members}
+    doc: dict[str, Any] = {"assignor": assignor, "topics": topics, "members": members}
+    if assignor == "range" and rng.random() < 0.5:
+        # replica racks per partition: KIP-881 rack-aware range when members have racks too
+        racks = ["rack-a", "rack-b", "rack-c"]
+        doc["partition_racks"] = {
+            t: [sorted(rng.sample(racks, rng.randint(0, 2))) for _ in range(n)]
+            for t, n in topics.items()
+        }
+    return doc
 
 
 def random_connect_sequence(rng: random.Random, assignor: str) -> dict[str, Any]:

@@ -162,3 +162,32 @@ def test_cooperative_never_hands_a_revoked_partition_to_a_new_owner_in_the_same_
     # What is withheld is exactly what an owner gives up this round.
     for tp in _subscribed_partitions(doc) - set(counts):
         assert tp in owner
+
+
+@st.composite
+def racked_range_documents(draw: st.DrawFn) -> dict[str, Any]:
+    """A range document whose members have racks and whose partitions have replica racks."""
+    doc = draw(group_documents("range", owned=False))
+    racks = ["rack-a", "rack-b", "rack-c"]
+    for member in doc["members"]:
+        member["rack"] = draw(st.sampled_from([None, *racks]))
+    doc["partition_racks"] = {
+        topic: [draw(st.lists(st.sampled_from(racks), max_size=2, unique=True)) for _ in range(n)]
+        for topic, n in doc["topics"].items()
+    }
+    return doc
+
+
+@SETTINGS
+@given(racked_range_documents())
+def test_rack_aware_range_assigns_each_partition_once_within_topic_quotas(
+    doc: dict[str, Any],
+) -> None:
+    _check_each_partition_once_among_subscribers(doc)
+    assignment = assign_consumer_group(parse_consumer_state(doc))
+    for topic, count in doc["topics"].items():
+        subscribers = [m["member_id"] for m in doc["members"] if topic in m["topics"]]
+        per_member = [sum(tp.topic == topic for tp in assignment[s]) for s in subscribers]
+        if per_member:
+            assert max(per_member) <= -(-count // len(subscribers))
+            assert max(per_member) - min(per_member) <= 1
