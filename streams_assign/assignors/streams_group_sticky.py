@@ -1,0 +1,661 @@
+"""Kafka 4.4's broker-side ``StickyTaskAssignor`` for streams groups (KIP-1071), step for step.
+
+In a streams group (``group.protocol=streams``) the group coordinator computes the target
+assignment with ``org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor``
+(modules ``group-coordinator`` and ``group-coordinator-api``). Its unit is the member (one
+stream thread), grouped into processes by process id; it balances load per process
+(``ProcessState.load`` = tasks / members) and keeps tasks where they were:
+
+1. ``initialize``: the previous owner of each active task (the last member in ``memberIds()``
+   order listing it wins); ``collectStandbyCandidates`` / ``rankStandbyCandidates``: per task,
+   the members holding it as a standby task (rank 0) and those that only report a changelog
+   offset sum for it (rank 1, own active tasks included), stable-sorted by rank then by offset
+   sum, highest first; the quotas ``activeTasksPerMember`` and ``totalTasksPerMember``.
+2. ``assignActive``: keep each active task on its previous owner below the quota; else give it
+   to the standby candidate found by ``findPrevMemberWithLeastLoad`` below the quota; else to
+   the least-loaded process (``PriorityQueue`` by load) and its least-loaded member.
+3. ``assignStandby``: each replica of a stateful task goes to the previous active owner, else
+   to the best standby candidate, on a process that lacks the task and below the total quota;
+   otherwise the remaining replicas are deferred and placed on the least-loaded processes
+   (``assignStandbyToMemberWithLeastLoad``).
+
+Java's iteration orders decide ties, so the twin replays them: ``processIdToState`` is a
+``HashMap`` sized for the member count, each process's ``memberToTaskCounts`` a default
+``HashMap`` (see :class:`streams_assign.javacompat.JavaHashMap`), and both heaps are OpenJDK
+``PriorityQueue`` binary heaps (:class:`_JavaPriorityQueue`). The facts come from Kafka 4.4.0's
+``kafka-group-coordinator`` jar; the data format is ``kafka-streams-group/FORMAT.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from streams_assign.errors import StreamsAssignError
+from streams_assign.javacompat import JavaHashMap, java_string_hash_code, spread, table_size_for
+from streams_assign.streams_group import (
+    StreamsGroupAssignment,
+    StreamsGroupMemberAssignment,
+    StreamsGroupState,
+    TaskOffsets,
+    TaskSet,
+    java_string_order,
+)
+
+__all__ = ["StreamsGroupStickyTaskAssignor", "TaskAssignorException", "assign_streams_group"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: ``Double.MAX_VALUE``: the starting "best" load and count of ``findPrevMemberWithLeastLoad``.
+_JAVA_DOUBLE_MAX = 1.7976931348623157e308
+
+#: A task: (subtopology id, partition).
+Task = tuple[str, int]
+
+
+class TaskAssignorException(StreamsAssignError, RuntimeError):
+    """Kafka's ``TaskAssignorException``: no process or member can take an active task.
+
+    Raised, for example, for a group without members whose topology has tasks.
+    """
+
+
+def _java_div(a: int, b: int) -> int:
+    """Java ``int`` division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def compute_tasks_per_member(num_tasks: int, num_members: int) -> int:
+    """``computeTasksPerMember``: ``ceil(tasks / members)`` in Java ``int`` arithmetic.
+
+    0 when there are no members.
+    """
+    if num_members == 0:
+        return 0
+    q = _java_div(num_tasks, num_members)
+    if num_tasks - q * num_members > 0:
+        q += 1
+    return q
+
+
+class _JavaPriorityQueue(Generic[T]):
+    """OpenJDK's ``java.util.PriorityQueue`` with a comparator on one numeric key.
+
+    A binary heap in an array: ``offer`` sifts up, ``poll`` moves the last element to the root
+    and sifts down, preferring the left child on ties. The items' order among equal keys is the
+    heap's shape, exactly as in Java. Keys are read when an item is offered; the assignor never
+    changes an item's key while it sits in the queue.
+    """
+
+    __slots__ = ("keys", "items")
+
+    def __init__(self) -> None:
+        self.keys: list[float] = []
+        self.items: list[T] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def offer(self, key: float, item: T) -> None:
+        keys, items = self.keys, self.items
+        k = len(items)
+        keys.append(key)
+        items.append(item)
+        while k > 0:
+            parent = (k - 1) >> 1
+            if key >= keys[parent]:
+                break
+            keys[k] = keys[parent]
+            items[k] = items[parent]
+            k = parent
+        keys[k] = key
+        items[k] = item
+
+    def poll(self) -> T | None:
+        keys, items = self.keys, self.items
+        if not items:
+            return None
+        result = items[0]
+        key = keys.pop()
+        item = items.pop()
+        n = len(items)
+        if n:
+            k = 0
+            half = n >> 1
+            while k < half:
+                child = 2 * k + 1
+                right = child + 1
+                if right < n and keys[child] > keys[right]:
+                    child = right
+                if key <= keys[child]:
+                    break
+                keys[k] = keys[child]
+                items[k] = items[child]
+                k = child
+            keys[k] = key
+            items[k] = item
+        return result
+
+
+class _ProcessIdToState:
+    """``new HashMap<String, ProcessState>(n)`` filled by ``computeIfAbsent``, in Java's order.
+
+    ``HashMap.computeIfAbsent`` differs from ``put`` in two ways that decide the iteration
+    order: a new key goes to the **head** of its bucket, and a due resize happens at the start
+    of the **next** call (any call, also one for a present key), not right after the insertion.
+    A bucket that already holds 7 keys makes a table smaller than 64 grow (``treeifyBin``).
+    """
+
+    __slots__ = ("table", "size", "threshold", "index", "treeified")
+
+    def __init__(self, initial_capacity: int) -> None:
+        self.table: list[list[tuple[int, str]]] = []
+        self.size = 0
+        self.threshold = table_size_for(initial_capacity)
+        self.index: dict[str, ProcessState] = {}
+        self.treeified = False
+
+    def _resize(self) -> None:
+        old = self.table
+        old_cap = len(old)
+        new_cap = old_cap << 1 if old_cap else self.threshold
+        self.threshold = int(new_cap * 0.75)
+        table: list[list[tuple[int, str]]] = [[] for _ in range(new_cap)]
+        for j, bucket in enumerate(old):
+            for entry in bucket:
+                table[j + old_cap if entry[0] & old_cap else j].append(entry)
+        self.table = table
+
+    def compute_if_absent(self, process_id: str) -> ProcessState:
+        """``computeIfAbsent(processId, ProcessState::new)``."""
+        if self.size > self.threshold or not self.table:
+            self._resize()
+        process = self.index.get(process_id)
+        if process is not None:
+            return process
+        process = ProcessState(process_id)
+        h = spread(java_string_hash_code(process_id))
+        bucket = self.table[h & (len(self.table) - 1)]
+        bin_count = len(bucket)
+        bucket.insert(0, (h, process_id))
+        self.index[process_id] = process
+        if bin_count >= 7:
+            if len(self.table) < 64:
+                self._resize()
+            else:
+                self.treeified = True
+        self.size += 1
+        return process
+
+    def values(self) -> list[ProcessState]:
+        """``values()`` in iteration order."""
+        index = self.index
+        return [index[key] for bucket in self.table for _, key in bucket]
+
+
+class ProcessState:
+    """Kafka's ``ProcessState``: one Streams process (its members) and what it was given.
+
+    Attributes
+    ----------
+    process_id:
+        The process id.
+    members:
+        Member indexes in ``memberToTaskCounts`` (``HashMap``) iteration order.
+    capacity:
+        Number of members (stream threads).
+    task_count:
+        Active plus standby tasks assigned so far.
+    load:
+        ``task_count / capacity`` as a Java ``double``.
+    """
+
+    __slots__ = (
+        "process_id",
+        "member_ids",
+        "members",
+        "capacity",
+        "task_count",
+        "load",
+        "tasks",
+        "members_by_load",
+    )
+
+    def __init__(self, process_id: str) -> None:
+        self.process_id = process_id
+        self.member_ids: JavaHashMap[str, int] = JavaHashMap(java_string_hash_code)
+        self.members: list[int] = []
+        self.capacity = 0
+        self.task_count = 0
+        self.load = 0.0
+        self.tasks: set[Task] = set()
+        self.members_by_load: _JavaPriorityQueue[int] | None = None
+
+    def add_member(self, member_id: str, member: int) -> None:
+        """``addMember``: one more stream thread."""
+        self.member_ids.put(member_id, member)
+        self.capacity += 1
+        self.load = self.task_count / self.capacity
+
+    def has_task(self, task: Task) -> bool:
+        """``hasTask``: the process holds the task, active or standby."""
+        return task in self.tasks
+
+
+@dataclass(frozen=True, slots=True)
+class StreamsGroupStickyTaskAssignor:
+    """Kafka 4.4's ``StickyTaskAssignor`` for streams groups (name ``streams_group_sticky``).
+
+    Examples
+    --------
+    >>> from streams_assign.streams_group import parse_streams_group
+    >>> state = parse_streams_group({
+    ...     "configs": {"num.standby.replicas": 1},
+    ...     "topology": {"0": {"partitions": 2, "stateful": True}},
+    ...     "members": [{"member_id": "a", "process_id": "p1", "active_tasks": {"0": [1]}},
+    ...                 {"member_id": "b", "process_id": "p2"}]})
+    >>> StreamsGroupStickyTaskAssignor().assign(state).to_json()["members"]["a"]
+    {'active': {'0': [1]}, 'standby': {'0': [0]}, 'warmup': {}}
+    """
+
+    name: str = "streams_group_sticky"
+
+    def assign(self, state: StreamsGroupState) -> StreamsGroupAssignment:
+        """Compute the target assignment; see :func:`assign_streams_group`."""
+        return assign_streams_group(state)
+
+
+class _LocalState:
+    """Kafka's ``StickyTaskAssignor.LocalState``: the quotas and per-member counts."""
+
+    __slots__ = (
+        "num_standby_replicas",
+        "total_active_tasks",
+        "total_tasks",
+        "total_members_with_active_task_capacity",
+        "total_members_with_task_capacity",
+        "active_tasks_per_member",
+        "total_tasks_per_member",
+        "process_of",
+        "counts",
+        "active",
+        "standby",
+        "active_task_to_prev_member",
+        "standby_task_to_prev_member",
+        "process_id_to_state",
+    )
+
+    def __init__(self) -> None:
+        self.num_standby_replicas = 0
+        self.total_active_tasks = 0
+        self.total_tasks = 0
+        self.total_members_with_active_task_capacity = 0
+        self.total_members_with_task_capacity = 0
+        self.active_tasks_per_member = 0
+        self.total_tasks_per_member = 0
+        self.process_of: list[ProcessState] = []
+        self.counts: list[int] = []
+        self.active: list[list[Task]] = []
+        self.standby: list[list[Task]] = []
+        self.active_task_to_prev_member: dict[Task, int] = {}
+        self.standby_task_to_prev_member: dict[Task, list[int]] = {}
+        self.process_id_to_state = _ProcessIdToState(0)
+
+    # --- ProcessState.addTask / addTaskToLeastLoadedMember (per-member state lives here) --------
+
+    def _add_task_internal(
+        self, process: ProcessState, member: int, task: Task, active: bool
+    ) -> int:
+        process.task_count += 1
+        process.tasks.add(task)
+        (self.active if active else self.standby)[member].append(task)
+        count = self.counts[member] + 1
+        self.counts[member] = count
+        process.load = process.task_count / process.capacity
+        return count
+
+    def add_task(self, member: int, task: Task, active: bool) -> int:
+        """``ProcessState.addTask``: a direct placement; discards the process's member heap."""
+        process = self.process_of[member]
+        count = self._add_task_internal(process, member, task, active)
+        process.members_by_load = None
+        return count
+
+    def add_task_to_least_loaded_member(
+        self, process: ProcessState, task: Task, active: bool
+    ) -> int:
+        """``ProcessState.addTaskToLeastLoadedMember``: the member heap's head takes the task."""
+        members = process.members
+        if not members:
+            return -1
+        if len(members) == 1:
+            return self._add_task_internal(process, members[0], task, active)
+        heap = process.members_by_load
+        if heap is None:
+            heap = _JavaPriorityQueue()
+            counts = self.counts
+            for member in members:
+                heap.offer(counts[member], member)
+            process.members_by_load = heap
+        head = heap.poll()
+        if head is None:
+            raise TaskAssignorException(f"No members available to assign task {_show(task)}")
+        count = self._add_task_internal(process, head, task, active)
+        heap.offer(count, head)
+        return count
+
+    # --- quotas ---------------------------------------------------------------------------------
+
+    def maybe_update_active_tasks_per_member(self, active_tasks_no: int) -> None:
+        """``maybeUpdateActiveTasksPerMember``: a member reaching the quota leaves the average."""
+        if active_tasks_no == self.active_tasks_per_member:
+            self.total_members_with_active_task_capacity -= 1
+            self.total_active_tasks -= active_tasks_no
+            self.active_tasks_per_member = compute_tasks_per_member(
+                self.total_active_tasks, self.total_members_with_active_task_capacity
+            )
+
+    def maybe_update_total_tasks_per_member(self, tasks_no: int) -> None:
+        """``maybeUpdateTotalTasksPerMember``: the same for active plus standby tasks."""
+        if tasks_no == self.total_tasks_per_member:
+            self.total_members_with_task_capacity -= 1
+            self.total_tasks -= tasks_no
+            self.total_tasks_per_member = compute_tasks_per_member(
+                self.total_tasks, self.total_members_with_task_capacity
+            )
+
+    def has_unfulfilled_active_task_quota(self, member: int) -> bool:
+        """``hasUnfulfilledActiveTaskQuota``."""
+        return self.counts[member] < self.active_tasks_per_member
+
+    def has_unfulfilled_task_quota(self, member: int) -> bool:
+        """``hasUnfulfilledTaskQuota``."""
+        return self.counts[member] < self.total_tasks_per_member
+
+    def process_heap(self) -> _JavaPriorityQueue[ProcessState]:
+        """``new PriorityQueue<>(comparingDouble(ProcessState::load))`` + ``addAll(values())``."""
+        heap: _JavaPriorityQueue[ProcessState] = _JavaPriorityQueue()
+        for process in self.process_id_to_state.values():
+            heap.offer(process.load, process)
+        return heap
+
+
+def _show(task: Task) -> str:
+    return f"{task[0]}_{task[1]}"
+
+
+def assign_streams_group(state: StreamsGroupState) -> StreamsGroupAssignment:
+    """Kafka 4.4's ``StickyTaskAssignor.assign(GroupSpec, TopologyDescriber)``.
+
+    Parameters
+    ----------
+    state:
+        The group: members (stream threads) in ``GroupSpec.memberIds()`` order, the topology and
+        ``num.standby.replicas``.
+
+    Returns
+    -------
+    StreamsGroupAssignment
+        One entry per member, in input order: active and standby tasks (warm-ups always empty).
+
+    Raises
+    ------
+    TaskAssignorException
+        When an active task finds no process or member (a group without members but with tasks),
+        as Kafka throws it.
+
+    Notes
+    -----
+    Warm-up tasks, racks, client tags and end offsets are not read, as in Kafka 4.4.0. The
+    ``HashMap`` emulation does not model tree bins (a bucket of >= 9 keys in a table of >= 64),
+    which random ids never come near.
+    """
+    local = _initialize(state)
+    sub_rank = {s: i for i, s in enumerate(sorted(state.topology, key=java_string_order))}
+    active_tasks = _task_ids(state, sub_rank, stateful_only=False)
+    _assign_active(local, active_tasks, sub_rank)
+    if local.num_standby_replicas > 0:
+        _assign_standby(local, _task_ids(state, sub_rank, stateful_only=True), sub_rank)
+    return _build_group_assignment(local, state)
+
+
+def _task_ids(
+    state: StreamsGroupState, sub_rank: dict[str, int], stateful_only: bool
+) -> list[Task]:
+    """``taskIds``: every task of the topology (or of its stateful subtopologies)."""
+    tasks: list[Task] = []
+    for sub in sorted(state.topology, key=sub_rank.__getitem__):
+        spec = state.topology[sub]
+        if stateful_only and not spec.stateful:
+            continue
+        tasks.extend((sub, p) for p in range(spec.partitions))
+    return tasks
+
+
+def _initialize(state: StreamsGroupState) -> _LocalState:
+    """``initialize``: quotas, processes, previous owners and ranked standby candidates."""
+    local = _LocalState()
+    local.num_standby_replicas = standbys = state.configs.num_standby_replicas
+    for spec in state.topology.values():
+        local.total_tasks += spec.partitions
+        local.total_active_tasks += spec.partitions
+        if spec.stateful:
+            local.total_tasks += spec.partitions * standbys
+    num_members = len(state.members)
+    local.total_members_with_active_task_capacity = num_members
+    local.total_members_with_task_capacity = num_members
+    local.active_tasks_per_member = compute_tasks_per_member(local.total_active_tasks, num_members)
+    local.total_tasks_per_member = compute_tasks_per_member(local.total_tasks, num_members)
+    local.process_id_to_state = _ProcessIdToState(num_members)
+    local.counts = [0] * num_members
+    local.active = [[] for _ in range(num_members)]
+    local.standby = [[] for _ in range(num_members)]
+
+    processes = local.process_id_to_state
+    prev_active = local.active_task_to_prev_member
+    candidates: dict[Task, list[tuple[int, int, int]]] = {}
+    for index, member in enumerate(state.members):
+        process = processes.compute_if_absent(member.process_id)
+        process.add_member(member.member_id, index)
+        local.process_of.append(process)
+        for sub, partitions in member.active_tasks.items():
+            for p in partitions:
+                prev_active[(sub, p)] = index
+        _collect_standby_candidates(candidates, member.standby_tasks, member.task_offsets, index)
+    for process in processes.values():
+        process.members = [process.member_ids[m] for m in process.member_ids]
+    local.standby_task_to_prev_member = _rank_standby_candidates(candidates)
+    return local
+
+
+def _collect_standby_candidates(
+    candidates: dict[Task, list[tuple[int, int, int]]],
+    standby_tasks: TaskSet,
+    task_offsets: TaskOffsets,
+    member: int,
+) -> None:
+    """``collectStandbyCandidates``: (rank, -offset sum, member) per task, in member order."""
+    for sub, partitions in standby_tasks.items():
+        reported = task_offsets.get(sub, {})
+        for p in partitions:
+            candidates.setdefault((sub, p), []).append((0, -reported.get(p, 0), member))
+    for sub, offsets in task_offsets.items():
+        own = standby_tasks.get(sub, ())
+        for p, offset in offsets.items():
+            if p in own:
+                continue
+            candidates.setdefault((sub, p), []).append((1, -offset, member))
+
+
+def _rank_standby_candidates(
+    candidates: dict[Task, list[tuple[int, int, int]]],
+) -> dict[Task, list[int]]:
+    """``rankStandbyCandidates``: stable sort by (previous standby first, highest offset sum)."""
+    ranked = {}
+    for task, entries in candidates.items():
+        entries.sort(key=lambda e: (e[0], e[1]))
+        ranked[task] = [e[2] for e in entries]
+    return ranked
+
+
+def _find_prev_member_with_least_load(
+    local: _LocalState, prev_members: Sequence[int] | None, task: Task | None
+) -> int | None:
+    """``findPrevMemberWithLeastLoad``: the first candidate, replaced only by one that is
+    strictly lower in both process load and member task count; with ``task``, candidates on a
+    process already holding it are skipped."""
+    if not prev_members:
+        return None
+    best = None
+    best_load = _JAVA_DOUBLE_MAX
+    best_count = _JAVA_DOUBLE_MAX
+    process_of = local.process_of
+    counts = local.counts
+    for member in prev_members:
+        process = process_of[member]
+        if task is not None and task in process.tasks:
+            continue
+        load = process.load
+        count = counts[member]
+        if best is None or (load < best_load and count < best_count):
+            best, best_load, best_count = member, load, count
+    return best
+
+
+def _assign_active(local: _LocalState, tasks: list[Task], sub_rank: dict[str, int]) -> None:
+    """``assignActive``: previous owner, then standby candidates, then the least-loaded process."""
+    tasks.sort(key=lambda t: (t[1], sub_rank[t[0]]))
+    prev_active = local.active_task_to_prev_member
+    remaining = []
+    for task in tasks:
+        prev = prev_active.get(task)
+        if prev is not None and local.has_unfulfilled_active_task_quota(prev):
+            count = local.add_task(prev, task, True)
+            local.maybe_update_active_tasks_per_member(count)
+            local.maybe_update_total_tasks_per_member(count)
+        else:
+            remaining.append(task)
+
+    prev_standbys = local.standby_task_to_prev_member
+    left = []
+    for task in remaining:
+        member = _find_prev_member_with_least_load(local, prev_standbys.get(task), None)
+        if member is not None and local.has_unfulfilled_active_task_quota(member):
+            count = local.add_task(member, task, True)
+            local.maybe_update_active_tasks_per_member(count)
+            local.maybe_update_total_tasks_per_member(count)
+        else:
+            left.append(task)
+
+    left.sort(key=lambda t: (sub_rank[t[0]], t[1]))
+    heap = local.process_heap()
+    for task in left:
+        process = heap.poll()
+        if process is None:
+            raise TaskAssignorException(
+                f"No process available to assign active task {_show(task)}."
+            )
+        count = local.add_task_to_least_loaded_member(process, task, True)
+        if count == -1:
+            raise TaskAssignorException(f"No member available to assign active task {_show(task)}.")
+        local.maybe_update_active_tasks_per_member(count)
+        local.maybe_update_total_tasks_per_member(count)
+        heap.offer(process.load, process)
+
+
+def _assign_standby(local: _LocalState, tasks: list[Task], sub_rank: dict[str, int]) -> None:
+    """``assignStandby``: previous active owner, then standby candidates; the rest deferred to
+    the least-loaded processes."""
+    replicas = local.num_standby_replicas
+    tasks.sort(key=lambda t: (t[1], sub_rank[t[0]]), reverse=True)
+    prev_active = local.active_task_to_prev_member
+    prev_standbys = local.standby_task_to_prev_member
+    process_of = local.process_of
+    deferred: list[tuple[Task, int]] = []
+    for task in tasks:
+        for i in range(replicas):
+            prev = prev_active.get(task)
+            if (
+                prev is not None
+                and task not in process_of[prev].tasks
+                and local.has_unfulfilled_task_quota(prev)
+            ):
+                local.maybe_update_total_tasks_per_member(local.add_task(prev, task, False))
+                continue
+            candidates = prev_standbys.get(task)
+            if candidates:
+                member = _find_prev_member_with_least_load(local, candidates, task)
+                if member is not None and local.has_unfulfilled_task_quota(member):
+                    local.maybe_update_total_tasks_per_member(local.add_task(member, task, False))
+                    continue
+            deferred.append((task, replicas - i))
+            break
+
+    deferred.sort(key=lambda d: (sub_rank[d[0][0]], d[0][1]), reverse=True)
+    heap = local.process_heap()
+    for task, remaining in deferred:
+        for i in range(remaining):
+            if not _assign_standby_to_member_with_least_load(local, heap, task):
+                log.warning(
+                    "Unable to assign %d of %d standby tasks for task [%s]. There is not enough "
+                    "available capacity. You should increase the number of threads and/or "
+                    "application instances to maintain the requested number of standby replicas.",
+                    replicas - i,
+                    replicas,
+                    _show(task),
+                )
+                break
+
+
+def _assign_standby_to_member_with_least_load(
+    local: _LocalState, heap: _JavaPriorityQueue[ProcessState], task: Task
+) -> bool:
+    """``assignStandbyToMemberWithLeastLoad``: poll processes until one lacks the task, give it
+    to that process's least-loaded member, then offer the polled processes back, last first
+    (Kafka recurses)."""
+    polled = []
+    assigned = False
+    while True:
+        process = heap.poll()
+        if process is None:
+            break
+        polled.append(process)
+        if task not in process.tasks:
+            count = local.add_task_to_least_loaded_member(process, task, False)
+            if count != -1:
+                assigned = True
+                local.maybe_update_total_tasks_per_member(count)
+            break
+        if not len(heap):
+            break
+    for process in reversed(polled):
+        heap.offer(process.load, process)
+    return assigned
+
+
+def _build_group_assignment(local: _LocalState, state: StreamsGroupState) -> StreamsGroupAssignment:
+    """``buildGroupAssignment``: one ``MemberAssignment`` per member, by subtopology."""
+    members = {}
+    for index, member in enumerate(state.members):
+        members[member.member_id] = StreamsGroupMemberAssignment(
+            active=_compact(local.active[index]),
+            standby=_compact(local.standby[index]),
+            warmup={},
+        )
+    return StreamsGroupAssignment(members=members)
+
+
+def _compact(tasks: list[Task]) -> dict[str, tuple[int, ...]]:
+    """``toCompactedTaskIds``: subtopology -> sorted partitions."""
+    grouped: dict[str, list[int]] = {}
+    for sub, p in tasks:
+        grouped.setdefault(sub, []).append(p)
+    return {
+        s: tuple(sorted(ps))
+        for s, ps in sorted(grouped.items(), key=lambda kv: java_string_order(kv[0]))
+    }
