@@ -15,14 +15,19 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from streams_assign.api import ASSIGNORS, UnknownAssignorError, assign
+from streams_assign.api import ASSIGNORS, UnknownAssignorError, assign, load_document
 from streams_assign.errors import StreamsAssignError
 from streams_assign.io import dumps_json, write_atomic
 from streams_assign.report import print_assignment
-from streams_assign.scenario import load_cluster_state
+from streams_assign.streams_group import StreamsGroupState
+from streams_assign.streams_group_cli import (
+    assign_streams_group_cli,
+    print_streams_group_assignment,
+)
 
 PROG = "streams-assign"
 
@@ -32,11 +37,15 @@ class UsageError(StreamsAssignError):
 
 
 def _cmd_assign(args: argparse.Namespace) -> int:
-    results = []
+    results: list[tuple[Path, Any, Any]] = []
     for path in args.files:
         try:
-            cluster = load_cluster_state(path)
-            results.append((Path(path), cluster, assign(cluster, assignor=args.assignor)))
+            cluster = load_document(path)
+            if isinstance(cluster, StreamsGroupState):  # KIP-1071: decided per member
+                results.append((Path(path), cluster, assign_streams_group_cli(cluster, args)))
+                continue
+            assignor = args.assignor or "high_availability"
+            results.append((Path(path), cluster, assign(cluster, assignor=assignor)))
         except StreamsAssignError as exc:
             raise UsageError(f"{path}: {exc}") from None
         except OSError as exc:
@@ -60,6 +69,9 @@ def _cmd_assign(args: argparse.Namespace) -> int:
         return 0
     console = Console()
     for _, cluster, assignment in results:
+        if isinstance(cluster, StreamsGroupState):
+            print_streams_group_assignment(cluster, assignment, console=console)
+            continue
         print_assignment(cluster, assignment, console=console)
         for warning in cluster.warnings:
             console.print(f"[yellow]warning:[/] {warning}")
@@ -82,10 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_assign.add_argument(
         "--assignor",
-        default="high_availability",
+        default=None,
         choices=sorted(ASSIGNORS),
         help="which of Kafka's assignors decides (default high_availability; fallback_prior "
-        "runs instead when every stateful lag is -3, as Kafka does after a failed lag fetch)",
+        "runs instead when every stateful lag is -3, as Kafka does after a failed lag fetch; "
+        "a streams-group state is always decided by streams_group_sticky)",
     )
     p_assign.set_defaults(handler=_cmd_assign)
 

@@ -35,12 +35,21 @@ from typing import Generic, TypeVar
 
 from streams_assign.errors import StreamsAssignError
 from streams_assign.javacompat import JavaHashMap, java_string_hash_code, spread, table_size_for
+from streams_assign.model import (
+    Assignment,
+    ClientAssignment,
+    ClusterState,
+    TaskId,
+    process_id_sort_key,
+    sorted_tasks,
+)
 from streams_assign.streams_group import (
     StreamsGroupAssignment,
     StreamsGroupMemberAssignment,
     StreamsGroupState,
     TaskOffsets,
     TaskSet,
+    from_cluster_state,
     java_string_order,
 )
 
@@ -251,6 +260,12 @@ class ProcessState:
 class StreamsGroupStickyTaskAssignor:
     """Kafka 4.4's ``StickyTaskAssignor`` for streams groups (name ``streams_group_sticky``).
 
+    :meth:`assign_group` decides for a streams-group state (members); :meth:`assign` takes a
+    classic cluster state, forms the streams group the same processes would form under
+    ``group.protocol=streams`` (:func:`~streams_assign.streams_group.from_cluster_state`) and
+    answers per client, so the broker's decision sits beside the classic assignors' (in
+    ``streams-assign assign --assignor streams_group_sticky`` and ``streams-assign compare``).
+
     Examples
     --------
     >>> from streams_assign.streams_group import parse_streams_group
@@ -259,15 +274,66 @@ class StreamsGroupStickyTaskAssignor:
     ...     "topology": {"0": {"partitions": 2, "stateful": True}},
     ...     "members": [{"member_id": "a", "process_id": "p1", "active_tasks": {"0": [1]}},
     ...                 {"member_id": "b", "process_id": "p2"}]})
-    >>> StreamsGroupStickyTaskAssignor().assign(state).to_json()["members"]["a"]
+    >>> StreamsGroupStickyTaskAssignor().assign_group(state).to_json()["members"]["a"]
     {'active': {'0': [1]}, 'standby': {'0': [0]}, 'warmup': {}}
     """
 
     name: str = "streams_group_sticky"
 
-    def assign(self, state: StreamsGroupState) -> StreamsGroupAssignment:
-        """Compute the target assignment; see :func:`assign_streams_group`."""
+    def assign_group(self, state: StreamsGroupState) -> StreamsGroupAssignment:
+        """Compute the target assignment of a streams group; see :func:`assign_streams_group`."""
         return assign_streams_group(state)
+
+    def assign(self, cluster: ClusterState) -> Assignment:
+        """The broker's decision for the streams group a classic cluster state would form.
+
+        Parameters
+        ----------
+        cluster:
+            A classic cluster state; each client is a process, each stream thread a member.
+
+        Returns
+        -------
+        Assignment
+            Per client (process id order): the union of its members' active and standby tasks,
+            no warm-ups, and per member (``consumers``) when the input lists consumers.
+            ``probing_rebalance_needed`` is False: a streams group has no probing rebalances.
+
+        Raises
+        ------
+        InvalidStreamsGroupError
+            For named-topology tasks.
+        TaskAssignorException
+            When Kafka's assignor throws (no members but tasks).
+        """
+        group = from_cluster_state(cluster)
+        decision = assign_streams_group(group)
+        process_of = {m.member_id: m.process_id for m in group.members}
+        per_client: dict[str, list[tuple[str, StreamsGroupMemberAssignment]]] = {}
+        for member_id, member in decision.members.items():
+            per_client.setdefault(process_of[member_id], []).append((member_id, member))
+        clients = {}
+        for client in sorted(cluster.clients, key=lambda c: process_id_sort_key(c.id)):
+            members = per_client.get(client.id, [])
+            active = sorted_tasks(t for _, m in members for t in _task_ids_of(m.active))
+            standby = sorted_tasks(t for _, m in members for t in _task_ids_of(m.standby))
+            consumers = None
+            if client.consumers is not None:
+                consumers = {
+                    member_id: {
+                        "active": sorted_tasks(_task_ids_of(m.active)),
+                        "standby": sorted_tasks(_task_ids_of(m.standby)),
+                    }
+                    for member_id, m in members
+                }
+            clients[client.id] = ClientAssignment(
+                active=active, standby=standby, warmup=(), consumers=consumers
+            )
+        return Assignment(clients=clients, probing_rebalance_needed=False, assignor=self.name)
+
+
+def _task_ids_of(tasks: TaskSet) -> list[TaskId]:
+    return [TaskId(int(sub), p) for sub, parts in tasks.items() for p in parts]
 
 
 class _LocalState:
