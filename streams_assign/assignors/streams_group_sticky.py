@@ -487,7 +487,7 @@ def assign_streams_group(state: StreamsGroupState) -> StreamsGroupAssignment:
     _assign_active(local, active_tasks, sub_rank)
     if local.num_standby_replicas > 0:
         _assign_standby(local, _task_ids(state, sub_rank, stateful_only=True), sub_rank)
-    return _build_group_assignment(local, state)
+    return _build_group_assignment(local, state, sub_rank)
 
 
 def _task_ids(
@@ -704,24 +704,26 @@ def _assign_standby_to_member_with_least_load(
     return assigned
 
 
-def _build_group_assignment(local: _LocalState, state: StreamsGroupState) -> StreamsGroupAssignment:
+def _build_group_assignment(
+    local: _LocalState, state: StreamsGroupState, sub_rank: dict[str, int]
+) -> StreamsGroupAssignment:
     """``buildGroupAssignment``: one ``MemberAssignment`` per member, by subtopology."""
     members = {}
     for index, member in enumerate(state.members):
         members[member.member_id] = StreamsGroupMemberAssignment(
-            active=_compact(local.active[index]),
-            standby=_compact(local.standby[index]),
+            active=_compact(local.active[index], sub_rank),
+            standby=_compact(local.standby[index], sub_rank),
             warmup={},
         )
     return StreamsGroupAssignment(members=members)
 
 
-def _compact(tasks: list[Task]) -> dict[str, tuple[int, ...]]:
-    """``toCompactedTaskIds``: subtopology -> sorted partitions."""
+def _compact(tasks: list[Task], sub_rank: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """``toCompactedTaskIds``: subtopology (Java ``String`` order) -> sorted partitions."""
     grouped: dict[str, list[int]] = {}
-    for sub, p in tasks:
-        grouped.setdefault(sub, []).append(p)
-    return {
-        s: tuple(sorted(ps))
-        for s, ps in sorted(grouped.items(), key=lambda kv: java_string_order(kv[0]))
-    }
+    for sub, p in sorted(tasks, key=lambda t: (sub_rank[t[0]], t[1])):
+        if sub in grouped:
+            grouped[sub].append(p)
+        else:
+            grouped[sub] = [p]
+    return {s: tuple(ps) for s, ps in grouped.items()}
