@@ -182,5 +182,6 @@ def load_document(path: str | Path) -> ClusterState | StreamsGroupState:
     except json.JSONDecodeError:
         document = None
     if is_streams_group_document(document):
-        return loads_streams_group(text, source=str(path))
+        # Like load_cluster_state, the message starts at the JSON path; callers name the file.
+        return loads_streams_group(text)
     return load_cluster_state(path)

@@ -110,7 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:  # type: ignore[type-arg]
     """Subcommands defined beside their features (optimal scoring, simulation)."""
     registrars = []
-    for module_name in ("streams_assign.optimal.commands", "streams_assign.simulation.commands"):
+    for module_name in (
+        "streams_assign.optimal.commands",
+        "streams_assign.simulation.commands",
+        "streams_assign.streams_group_compare",
+    ):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as exc:
