@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import mul
 from typing import Generic, TypeVar
 
 from streams_assign.errors import StreamsAssignError
@@ -58,6 +59,25 @@ __all__ = ["StreamsGroupStickyTaskAssignor", "TaskAssignorException", "assign_st
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_POWERS: dict[int, list[int]] = {}
+
+
+def _string_hash(text: str) -> int:
+    """``String.hashCode()`` as an unsigned 32-bit value, at C speed for ASCII ids.
+
+    ``s[0]*31^(n-1) + ... + s[n-1]`` modulo 2^32; non-ASCII text takes the UTF-16 path of
+    :func:`~streams_assign.javacompat.java_string_hash_code`.
+    """
+    if not text.isascii():
+        return java_string_hash_code(text) & 0xFFFF_FFFF
+    n = len(text)
+    powers = _POWERS.get(n)
+    if powers is None:
+        powers = [pow(31, n - 1 - i, 1 << 32) for i in range(n)]
+        _POWERS[n] = powers
+    return sum(map(mul, text.encode("ascii"), powers)) & 0xFFFF_FFFF
+
 
 #: ``Double.MAX_VALUE``: the starting "best" load and count of ``findPrevMemberWithLeastLoad``.
 _JAVA_DOUBLE_MAX = 1.7976931348623157e308
@@ -188,7 +208,7 @@ class _ProcessIdToState:
         if process is not None:
             return process
         process = ProcessState(process_id)
-        h = spread(java_string_hash_code(process_id))
+        h = spread(_string_hash(process_id))
         bucket = self.table[h & (len(self.table) - 1)]
         bin_count = len(bucket)
         bucket.insert(0, (h, process_id))
@@ -237,7 +257,7 @@ class ProcessState:
 
     def __init__(self, process_id: str) -> None:
         self.process_id = process_id
-        self.member_ids: JavaHashMap[str, int] = JavaHashMap(java_string_hash_code)
+        self.member_ids: list[tuple[str, int]] = []
         self.members: list[int] = []
         self.capacity = 0
         self.task_count = 0
@@ -247,7 +267,7 @@ class ProcessState:
 
     def add_member(self, member_id: str, member: int) -> None:
         """``addMember``: one more stream thread."""
-        self.member_ids.put(member_id, member)
+        self.member_ids.append((member_id, member))
         self.capacity += 1
         self.load = self.task_count / self.capacity
 
@@ -534,9 +554,30 @@ def _initialize(state: StreamsGroupState) -> _LocalState:
                 prev_active[(sub, p)] = index
         _collect_standby_candidates(candidates, member.standby_tasks, member.task_offsets, index)
     for process in processes.values():
-        process.members = [process.member_ids[m] for m in process.member_ids]
+        process.members = _member_to_task_counts_order(process.member_ids)
     local.standby_task_to_prev_member = _rank_standby_candidates(candidates)
     return local
+
+
+def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
+    """Members in the iteration order of ``memberToTaskCounts`` (``new HashMap<>()`` + ``put``).
+
+    With ``put`` and no removal, Java's order is the bucket index under the final capacity (16,
+    doubled while the size exceeds 3/4 of it), ties in insertion order. A bucket can only reach
+    the 9 keys that make ``treeifyBin`` grow a small table when 9 or more members share the
+    process; those take the full emulation.
+    """
+    if len(members) == 1:
+        return [members[0][1]]
+    if len(members) >= 9:
+        table: JavaHashMap[str, int] = JavaHashMap(java_string_hash_code)
+        for member_id, index in members:
+            table.put(member_id, index)
+        return [table[m] for m in table]
+    mask = 15
+    keyed = [(spread(_string_hash(m)) & mask, i) for i, (m, _) in enumerate(members)]
+    keyed.sort()
+    return [members[i][1] for _, i in keyed]
 
 
 def _collect_standby_candidates(
@@ -562,10 +603,15 @@ def _rank_standby_candidates(
     candidates: dict[Task, list[tuple[int, int, int]]],
 ) -> dict[Task, list[int]]:
     """``rankStandbyCandidates``: stable sort by (previous standby first, highest offset sum)."""
+    # Each member adds at most one entry per task, in member order, so sorting the whole
+    # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
     ranked = {}
     for task, entries in candidates.items():
-        entries.sort(key=lambda e: (e[0], e[1]))
-        ranked[task] = [e[2] for e in entries]
+        if len(entries) > 1:
+            entries.sort()
+            ranked[task] = [e[2] for e in entries]
+        else:
+            ranked[task] = [entries[0][2]]
     return ranked
 
 
@@ -708,20 +754,29 @@ def _build_group_assignment(
     local: _LocalState, state: StreamsGroupState, sub_rank: dict[str, int]
 ) -> StreamsGroupAssignment:
     """``buildGroupAssignment``: one ``MemberAssignment`` per member, by subtopology."""
+    native = all(all(ch < "\U00010000" for ch in sub) for sub in sub_rank)
+    ranks = None if native else sub_rank
     members = {}
     for index, member in enumerate(state.members):
         members[member.member_id] = StreamsGroupMemberAssignment(
-            active=_compact(local.active[index], sub_rank),
-            standby=_compact(local.standby[index], sub_rank),
+            active=_compact(local.active[index], ranks),
+            standby=_compact(local.standby[index], ranks),
             warmup={},
         )
     return StreamsGroupAssignment(members=members)
 
 
-def _compact(tasks: list[Task], sub_rank: dict[str, int]) -> dict[str, tuple[int, ...]]:
-    """``toCompactedTaskIds``: subtopology (Java ``String`` order) -> sorted partitions."""
+def _compact(tasks: list[Task], sub_rank: dict[str, int] | None) -> dict[str, tuple[int, ...]]:
+    """``toCompactedTaskIds``: subtopology (Java ``String`` order) -> sorted partitions.
+
+    ``sub_rank`` is None when Python's ``str`` order is Java's for every subtopology id (no
+    character outside the Basic Multilingual Plane), so plain tuple order applies.
+    """
     grouped: dict[str, list[int]] = {}
-    for sub, p in sorted(tasks, key=lambda t: (sub_rank[t[0]], t[1])):
+    ordered = (
+        sorted(tasks) if sub_rank is None else sorted(tasks, key=lambda t: (sub_rank[t[0]], t[1]))
+    )
+    for sub, p in ordered:
         if sub in grouped:
             grouped[sub].append(p)
         else:
