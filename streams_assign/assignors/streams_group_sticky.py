@@ -29,9 +29,10 @@ Java's iteration orders decide ties, so the twin replays them: ``processIdToStat
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import mul
+from functools import lru_cache
+from operator import itemgetter, mul
 from typing import Generic, TypeVar
 
 from streams_assign.errors import StreamsAssignError
@@ -63,11 +64,13 @@ T = TypeVar("T")
 _POWERS: dict[int, list[int]] = {}
 
 
+@lru_cache(maxsize=1 << 16)
 def _string_hash(text: str) -> int:
     """``String.hashCode()`` as an unsigned 32-bit value, at C speed for ASCII ids.
 
     ``s[0]*31^(n-1) + ... + s[n-1]`` modulo 2^32; non-ASCII text takes the UTF-16 path of
-    :func:`~streams_assign.javacompat.java_string_hash_code`.
+    :func:`~streams_assign.javacompat.java_string_hash_code`. Memoised, as a Java ``String``
+    caches its own hash code.
     """
     if not text.isascii():
         return java_string_hash_code(text) & 0xFFFF_FFFF
@@ -412,13 +415,47 @@ class _LocalState:
         process.members_by_load = None
         return count
 
+    def place(self, member: int, task: Task, active: bool) -> None:
+        """A direct placement (``addTask``) followed by the quota updates Kafka makes after it.
+
+        For an active task ``maybeUpdateActiveTasksPerMember`` then
+        ``maybeUpdateTotalTasksPerMember``; for a standby task only the latter. Inlined: this
+        is the hot path of the sticky steps.
+        """
+        process = self.process_of[member]
+        process.task_count += 1
+        process.tasks.add(task)
+        count = self.counts[member] + 1
+        self.counts[member] = count
+        process.load = process.task_count / process.capacity
+        process.members_by_load = None
+        if active:
+            self.active[member].append(task)
+            if count == self.active_tasks_per_member:
+                self.total_members_with_active_task_capacity -= 1
+                self.total_active_tasks -= count
+                self.active_tasks_per_member = compute_tasks_per_member(
+                    self.total_active_tasks, self.total_members_with_active_task_capacity
+                )
+        else:
+            self.standby[member].append(task)
+        if count == self.total_tasks_per_member:
+            self.total_members_with_task_capacity -= 1
+            self.total_tasks -= count
+            self.total_tasks_per_member = compute_tasks_per_member(
+                self.total_tasks, self.total_members_with_task_capacity
+            )
+
     def add_task_to_least_loaded_member(
         self, process: ProcessState, task: Task, active: bool
     ) -> int:
         """``ProcessState.addTaskToLeastLoadedMember``: the member heap's head takes the task."""
         members = process.members
         if not members:
-            return -1
+            if not process.member_ids:
+                return -1
+            # memberToTaskCounts' iteration order, needed only by the first heap of the process.
+            members = process.members = _member_to_task_counts_order(process.member_ids)
         if len(members) == 1:
             return self._add_task_internal(process, members[0], task, active)
         heap = process.members_by_load
@@ -504,9 +541,10 @@ def assign_streams_group(state: StreamsGroupState) -> StreamsGroupAssignment:
     local = _initialize(state)
     sub_rank = {s: i for i, s in enumerate(sorted(state.topology, key=java_string_order))}
     active_tasks = _task_ids(state, sub_rank, stateful_only=False)
-    _assign_active(local, active_tasks, sub_rank)
+    order = {task: i for i, task in enumerate(active_tasks)}
+    _assign_active(local, active_tasks, order)
     if local.num_standby_replicas > 0:
-        _assign_standby(local, _task_ids(state, sub_rank, stateful_only=True), sub_rank)
+        _assign_standby(local, _task_ids(state, sub_rank, stateful_only=True), order)
     return _build_group_assignment(local, state, sub_rank)
 
 
@@ -543,18 +581,28 @@ def _initialize(state: StreamsGroupState) -> _LocalState:
     local.standby = [[] for _ in range(num_members)]
 
     processes = local.process_id_to_state
+    known = processes.index
     prev_active = local.active_task_to_prev_member
+    process_of = local.process_of
     candidates: dict[Task, list[tuple[int, int, int]]] = {}
     for index, member in enumerate(state.members):
-        process = processes.compute_if_absent(member.process_id)
-        process.add_member(member.member_id, index)
-        local.process_of.append(process)
+        # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
+        process_id = member.process_id
+        if processes.size > processes.threshold or process_id not in known:
+            process = processes.compute_if_absent(process_id)
+        else:
+            process = known[process_id]
+        # addMember (the load stays 0.0 until a task is placed)
+        process.member_ids.append((member.member_id, index))
+        process.capacity += 1
+        process_of.append(process)
         for sub, partitions in member.active_tasks.items():
             for p in partitions:
                 prev_active[(sub, p)] = index
-        _collect_standby_candidates(candidates, member.standby_tasks, member.task_offsets, index)
-    for process in processes.values():
-        process.members = _member_to_task_counts_order(process.member_ids)
+        if member.standby_tasks or member.task_offsets:
+            _collect_standby_candidates(
+                candidates, member.standby_tasks, member.task_offsets, index
+            )
     local.standby_task_to_prev_member = _rank_standby_candidates(candidates)
     return local
 
@@ -587,16 +635,26 @@ def _collect_standby_candidates(
     member: int,
 ) -> None:
     """``collectStandbyCandidates``: (rank, -offset sum, member) per task, in member order."""
+    get = candidates.get
     for sub, partitions in standby_tasks.items():
         reported = task_offsets.get(sub, {})
         for p in partitions:
-            candidates.setdefault((sub, p), []).append((0, -reported.get(p, 0), member))
+            entry = (0, -reported.get(p, 0), member)
+            found = get((sub, p))
+            if found is None:
+                candidates[(sub, p)] = [entry]
+            else:
+                found.append(entry)
     for sub, offsets in task_offsets.items():
         own = standby_tasks.get(sub, ())
         for p, offset in offsets.items():
             if p in own:
                 continue
-            candidates.setdefault((sub, p), []).append((1, -offset, member))
+            found = get((sub, p))
+            if found is None:
+                candidates[(sub, p)] = [(1, -offset, member)]
+            else:
+                found.append((1, -offset, member))
 
 
 def _rank_standby_candidates(
@@ -639,17 +697,20 @@ def _find_prev_member_with_least_load(
     return best
 
 
-def _assign_active(local: _LocalState, tasks: list[Task], sub_rank: dict[str, int]) -> None:
-    """``assignActive``: previous owner, then standby candidates, then the least-loaded process."""
-    tasks.sort(key=lambda t: (t[1], sub_rank[t[0]]))
+def _assign_active(local: _LocalState, tasks: list[Task], order: dict[Task, int]) -> None:
+    """``assignActive``: previous owner, then standby candidates, then the least-loaded process.
+
+    ``tasks`` come in (subtopology, partition) order and ``order`` gives each one's position in
+    it, so the (partition, subtopology) order is a stable sort by partition.
+    """
+    tasks.sort(key=itemgetter(1))
     prev_active = local.active_task_to_prev_member
+    counts = local.counts
     remaining = []
     for task in tasks:
         prev = prev_active.get(task)
-        if prev is not None and local.has_unfulfilled_active_task_quota(prev):
-            count = local.add_task(prev, task, True)
-            local.maybe_update_active_tasks_per_member(count)
-            local.maybe_update_total_tasks_per_member(count)
+        if prev is not None and counts[prev] < local.active_tasks_per_member:
+            local.place(prev, task, True)
         else:
             remaining.append(task)
 
@@ -657,14 +718,12 @@ def _assign_active(local: _LocalState, tasks: list[Task], sub_rank: dict[str, in
     left = []
     for task in remaining:
         member = _find_prev_member_with_least_load(local, prev_standbys.get(task), None)
-        if member is not None and local.has_unfulfilled_active_task_quota(member):
-            count = local.add_task(member, task, True)
-            local.maybe_update_active_tasks_per_member(count)
-            local.maybe_update_total_tasks_per_member(count)
+        if member is not None and counts[member] < local.active_tasks_per_member:
+            local.place(member, task, True)
         else:
             left.append(task)
 
-    left.sort(key=lambda t: (sub_rank[t[0]], t[1]))
+    left.sort(key=order.__getitem__)
     heap = local.process_heap()
     for task in left:
         process = heap.poll()
@@ -680,14 +739,20 @@ def _assign_active(local: _LocalState, tasks: list[Task], sub_rank: dict[str, in
         heap.offer(process.load, process)
 
 
-def _assign_standby(local: _LocalState, tasks: list[Task], sub_rank: dict[str, int]) -> None:
+def _assign_standby(local: _LocalState, tasks: list[Task], order: dict[Task, int]) -> None:
     """``assignStandby``: previous active owner, then standby candidates; the rest deferred to
-    the least-loaded processes."""
+    the least-loaded processes.
+
+    ``tasks`` come in (subtopology, partition) order; reversed and stable-sorted by partition,
+    descending, they are in (partition, subtopology) descending order.
+    """
     replicas = local.num_standby_replicas
-    tasks.sort(key=lambda t: (t[1], sub_rank[t[0]]), reverse=True)
+    tasks.reverse()
+    tasks.sort(key=itemgetter(1), reverse=True)
     prev_active = local.active_task_to_prev_member
     prev_standbys = local.standby_task_to_prev_member
     process_of = local.process_of
+    counts = local.counts
     deferred: list[tuple[Task, int]] = []
     for task in tasks:
         for i in range(replicas):
@@ -695,20 +760,26 @@ def _assign_standby(local: _LocalState, tasks: list[Task], sub_rank: dict[str, i
             if (
                 prev is not None
                 and task not in process_of[prev].tasks
-                and local.has_unfulfilled_task_quota(prev)
+                and counts[prev] < local.total_tasks_per_member
             ):
-                local.maybe_update_total_tasks_per_member(local.add_task(prev, task, False))
+                local.place(prev, task, False)
                 continue
             candidates = prev_standbys.get(task)
             if candidates:
-                member = _find_prev_member_with_least_load(local, candidates, task)
-                if member is not None and local.has_unfulfilled_task_quota(member):
-                    local.maybe_update_total_tasks_per_member(local.add_task(member, task, False))
+                member: int | None
+                if len(candidates) == 1:  # findPrevMemberWithLeastLoad of a single candidate
+                    member = candidates[0]
+                    if task in process_of[member].tasks:
+                        member = None
+                else:
+                    member = _find_prev_member_with_least_load(local, candidates, task)
+                if member is not None and counts[member] < local.total_tasks_per_member:
+                    local.place(member, task, False)
                     continue
             deferred.append((task, replicas - i))
             break
 
-    deferred.sort(key=lambda d: (sub_rank[d[0][0]], d[0][1]), reverse=True)
+    deferred.sort(key=lambda d: order[d[0]], reverse=True)
     heap = local.process_heap()
     for task, remaining in deferred:
         for i in range(remaining):
@@ -753,32 +824,35 @@ def _assign_standby_to_member_with_least_load(
 def _build_group_assignment(
     local: _LocalState, state: StreamsGroupState, sub_rank: dict[str, int]
 ) -> StreamsGroupAssignment:
-    """``buildGroupAssignment``: one ``MemberAssignment`` per member, by subtopology."""
+    """``buildGroupAssignment``: one ``MemberAssignment`` per member, by subtopology.
+
+    Subtopologies come in Java ``String`` order: Python's tuple order when no id has a
+    character outside the Basic Multilingual Plane (then ``str`` order is UTF-16 order), else
+    by rank.
+    """
     native = all(all(ch < "\U00010000" for ch in sub) for sub in sub_rank)
-    ranks = None if native else sub_rank
+    key = None if native else (lambda t: (sub_rank[t[0]], t[1]))
     members = {}
-    for index, member in enumerate(state.members):
+    empty: dict[str, tuple[int, ...]] = {}
+    for member, active, standby in zip(state.members, local.active, local.standby, strict=True):
         members[member.member_id] = StreamsGroupMemberAssignment(
-            active=_compact(local.active[index], ranks),
-            standby=_compact(local.standby[index], ranks),
-            warmup={},
+            _compact(active, key) if active else empty,
+            _compact(standby, key) if standby else empty,
+            empty,
         )
     return StreamsGroupAssignment(members=members)
 
 
-def _compact(tasks: list[Task], sub_rank: dict[str, int] | None) -> dict[str, tuple[int, ...]]:
-    """``toCompactedTaskIds``: subtopology (Java ``String`` order) -> sorted partitions.
-
-    ``sub_rank`` is None when Python's ``str`` order is Java's for every subtopology id (no
-    character outside the Basic Multilingual Plane), so plain tuple order applies.
-    """
+def _compact(
+    tasks: list[Task], key: Callable[[Task], tuple[int, int]] | None
+) -> dict[str, tuple[int, ...]]:
+    """``toCompactedTaskIds``: subtopology -> sorted partitions."""
+    tasks.sort(key=key)
     grouped: dict[str, list[int]] = {}
-    ordered = (
-        sorted(tasks) if sub_rank is None else sorted(tasks, key=lambda t: (sub_rank[t[0]], t[1]))
-    )
-    for sub, p in ordered:
-        if sub in grouped:
-            grouped[sub].append(p)
-        else:
+    for sub, p in tasks:
+        found = grouped.get(sub)
+        if found is None:
             grouped[sub] = [p]
+        else:
+            found.append(p)
     return {s: tuple(ps) for s, ps in grouped.items()}
