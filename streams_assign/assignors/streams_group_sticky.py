@@ -109,6 +109,8 @@ def compute_tasks_per_member(num_tasks: int, num_members: int) -> int:
     """
     if num_members == 0:
         return 0
+    if num_tasks >= 0 and num_members > 0:
+        return -(-num_tasks // num_members)
     q = _java_div(num_tasks, num_members)
     if num_tasks - q * num_members > 0:
         q += 1
@@ -847,6 +849,8 @@ def _compact(
     tasks: list[Task], key: Callable[[Task], tuple[int, int]] | None
 ) -> dict[str, tuple[int, ...]]:
     """``toCompactedTaskIds``: subtopology -> sorted partitions."""
+    if len(tasks) == 1:
+        return {tasks[0][0]: (tasks[0][1],)}
     tasks.sort(key=key)
     grouped: dict[str, list[int]] = {}
     for sub, p in tasks:
