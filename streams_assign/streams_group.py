@@ -204,7 +204,18 @@ class StreamsGroupAssignment:
 
 
 def java_string_order(text: str) -> bytes:
-    """A sort key that orders strings as ``java.lang.String.compareTo`` (UTF-16 code units)."""
+    """A sort key that orders strings as ``java.lang.String.compareTo`` (UTF-16 code units).
+
+    Parameters
+    ----------
+    text:
+        A subtopology id (any string).
+
+    Returns
+    -------
+    bytes
+        Its UTF-16BE encoding; byte order equals code-unit order, so ``"10" < "2"`` as in Java.
+    """
     return text.encode("utf-16-be", "surrogatepass")
 
 

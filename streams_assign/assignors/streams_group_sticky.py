@@ -105,7 +105,23 @@ def _java_div(a: int, b: int) -> int:
 def compute_tasks_per_member(num_tasks: int, num_members: int) -> int:
     """``computeTasksPerMember``: ``ceil(tasks / members)`` in Java ``int`` arithmetic.
 
-    0 when there are no members.
+    Parameters
+    ----------
+    num_tasks:
+        Tasks still to share (may turn negative after members overshoot the quota).
+    num_members:
+        Members still below the quota (may turn negative likewise).
+
+    Returns
+    -------
+    int
+        The quota in tasks per member; 0 when ``num_members`` is 0. Java's truncating ``/``
+        and ``%`` are followed for negative operands.
+
+    Examples
+    --------
+    >>> [compute_tasks_per_member(t, m) for t, m in ((10, 4), (-3, 2), (5, 0))]
+    [3, -1, 0]
     """
     if num_members == 0:
         return 0

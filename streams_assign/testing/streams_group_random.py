@@ -274,6 +274,22 @@ def scale_streams_group(
 ) -> Doc:
     """A steady group of ``processes`` x ``threads`` members for timings.
 
+    Parameters
+    ----------
+    rng:
+        Source of the ids and offsets.
+    processes, threads:
+        Number of processes and stream threads (members) per process.
+    stateful_tasks, stateless_tasks:
+        Approximate task counts (split evenly over 20 and 10 subtopologies).
+    standbys:
+        ``num.standby.replicas``.
+
+    Returns
+    -------
+    dict
+        A streams-group state document (members shuffled).
+
     The topology has 20 stateful and 10 stateless subtopologies sharing ``stateful_tasks`` and
     ``stateless_tasks``; the previous assignment is the twin's own decision, and every member
     reports the offset sums of the state its process holds (half of the standbys caught up,
