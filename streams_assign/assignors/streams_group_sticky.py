@@ -29,10 +29,10 @@ Java's iteration orders decide ties, so the twin replays them: ``processIdToStat
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import itemgetter, mul
+from operator import mul
 from typing import Generic, TypeVar
 
 from streams_assign.errors import StreamsAssignError
@@ -85,8 +85,9 @@ def _string_hash(text: str) -> int:
 #: ``Double.MAX_VALUE``: the starting "best" load and count of ``findPrevMemberWithLeastLoad``.
 _JAVA_DOUBLE_MAX = 1.7976931348623157e308
 
-#: A task: (subtopology id, partition).
-Task = tuple[str, int]
+#: A task, numbered in (subtopology in Java ``String`` order, partition) order: see
+#: :class:`_TaskNumbering`. Integers hash and compare faster than (subtopology, partition) pairs.
+Task = int
 
 
 class TaskAssignorException(StreamsAssignError, RuntimeError):
@@ -485,7 +486,7 @@ class _LocalState:
             process.members_by_load = heap
         head = heap.poll()
         if head is None:
-            raise TaskAssignorException(f"No members available to assign task {_show(task)}")
+            raise TaskAssignorException(f"No members available to assign task {task}")
         count = self._add_task_internal(process, head, task, active)
         heap.offer(count, head)
         return count
@@ -526,8 +527,37 @@ class _LocalState:
         return heap
 
 
-def _show(task: Task) -> str:
-    return f"{task[0]}_{task[1]}"
+class _TaskNumbering:
+    """The topology's tasks as integers ``0..n-1`` in (subtopology, partition) order.
+
+    Subtopologies are in Java ``String`` order (``TopologyMetadata`` lists them sorted), so the
+    natural order of the numbers is Kafka's (subtopology, partition) task order;
+    :attr:`by_partition` keys the (partition, subtopology) order.
+    """
+
+    __slots__ = ("base", "partitions", "sub_of", "part_of", "stateful", "by_partition")
+
+    def __init__(self, state: StreamsGroupState) -> None:
+        subs = sorted(state.topology, key=java_string_order)
+        self.base: dict[str, int] = {}
+        self.partitions: dict[str, int] = {}
+        self.sub_of: list[str] = []
+        self.part_of: list[int] = []
+        self.stateful: list[bool] = []
+        self.by_partition: list[int] = []
+        width = len(subs)
+        for rank, sub in enumerate(subs):
+            spec = state.topology[sub]
+            self.base[sub] = len(self.sub_of)
+            self.partitions[sub] = spec.partitions
+            self.sub_of.extend([sub] * spec.partitions)
+            self.part_of.extend(range(spec.partitions))
+            self.stateful.extend([spec.stateful] * spec.partitions)
+            self.by_partition.extend(p * width + rank for p in range(spec.partitions))
+
+    def show(self, task: Task) -> str:
+        """Kafka's ``TaskId.toString()``: ``<subtopology>_<partition>``."""
+        return f"{self.sub_of[task]}_{self.part_of[task]}"
 
 
 def assign_streams_group(state: StreamsGroupState) -> StreamsGroupAssignment:
@@ -556,31 +586,27 @@ def assign_streams_group(state: StreamsGroupState) -> StreamsGroupAssignment:
     ``HashMap`` emulation does not model tree bins (a bucket of >= 9 keys in a table of >= 64),
     which random ids never come near.
     """
-    local = _initialize(state)
-    sub_rank = {s: i for i, s in enumerate(sorted(state.topology, key=java_string_order))}
-    active_tasks = _task_ids(state, sub_rank, stateful_only=False)
-    order = {task: i for i, task in enumerate(active_tasks)}
-    _assign_active(local, active_tasks, order)
+    numbering = _TaskNumbering(state)
+    local = _initialize(state, numbering)
+    _assign_active(local, _task_ids(numbering, stateful_only=False), numbering)
     if local.num_standby_replicas > 0:
-        _assign_standby(local, _task_ids(state, sub_rank, stateful_only=True), order)
-    return _build_group_assignment(local, state, sub_rank)
+        _assign_standby(local, _task_ids(numbering, stateful_only=True), numbering)
+    return _build_group_assignment(local, state, numbering)
 
 
-def _task_ids(
-    state: StreamsGroupState, sub_rank: dict[str, int], stateful_only: bool
-) -> list[Task]:
+def _task_ids(numbering: _TaskNumbering, stateful_only: bool) -> list[Task]:
     """``taskIds``: every task of the topology (or of its stateful subtopologies)."""
-    tasks: list[Task] = []
-    for sub in sorted(state.topology, key=sub_rank.__getitem__):
-        spec = state.topology[sub]
-        if stateful_only and not spec.stateful:
-            continue
-        tasks.extend((sub, p) for p in range(spec.partitions))
-    return tasks
+    if not stateful_only:
+        return list(range(len(numbering.sub_of)))
+    return [t for t, stateful in enumerate(numbering.stateful) if stateful]
 
 
-def _initialize(state: StreamsGroupState) -> _LocalState:
-    """``initialize``: quotas, processes, previous owners and ranked standby candidates."""
+def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalState:
+    """``initialize``: quotas, processes, previous owners and ranked standby candidates.
+
+    Tasks a member names that the topology does not have (an unknown subtopology or a partition
+    beyond its count) are left out: Kafka keeps them in its maps but never looks them up.
+    """
     local = _LocalState()
     local.num_standby_replicas = standbys = state.configs.num_standby_replicas
     for spec in state.topology.values():
@@ -603,6 +629,7 @@ def _initialize(state: StreamsGroupState) -> _LocalState:
     prev_active = local.active_task_to_prev_member
     process_of = local.process_of
     candidates: dict[Task, list[tuple[int, int, int]]] = {}
+    base, partitions_of = numbering.base, numbering.partitions
     for index, member in enumerate(state.members):
         # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
         process_id = member.process_id
@@ -615,11 +642,16 @@ def _initialize(state: StreamsGroupState) -> _LocalState:
         process.capacity += 1
         process_of.append(process)
         for sub, partitions in member.active_tasks.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
             for p in partitions:
-                prev_active[(sub, p)] = index
+                if p < count:
+                    prev_active[first + p] = index
         if member.standby_tasks or member.task_offsets:
             _collect_standby_candidates(
-                candidates, member.standby_tasks, member.task_offsets, index
+                candidates, member.standby_tasks, member.task_offsets, index, numbering
             )
     local.standby_task_to_prev_member = _rank_standby_candidates(candidates)
     return local
@@ -651,26 +683,38 @@ def _collect_standby_candidates(
     standby_tasks: TaskSet,
     task_offsets: TaskOffsets,
     member: int,
+    numbering: _TaskNumbering,
 ) -> None:
     """``collectStandbyCandidates``: (rank, -offset sum, member) per task, in member order."""
     get = candidates.get
+    base, partitions_of = numbering.base, numbering.partitions
     for sub, partitions in standby_tasks.items():
+        first = base.get(sub)
+        if first is None:
+            continue
+        count = partitions_of[sub]
         reported = task_offsets.get(sub, {})
         for p in partitions:
+            if p >= count:
+                continue
             entry = (0, -reported.get(p, 0), member)
-            found = get((sub, p))
+            found = get(first + p)
             if found is None:
-                candidates[(sub, p)] = [entry]
+                candidates[first + p] = [entry]
             else:
                 found.append(entry)
     for sub, offsets in task_offsets.items():
+        first = base.get(sub)
+        if first is None:
+            continue
+        count = partitions_of[sub]
         own = standby_tasks.get(sub, ())
         for p, offset in offsets.items():
-            if p in own:
+            if p >= count or p in own:
                 continue
-            found = get((sub, p))
+            found = get(first + p)
             if found is None:
-                candidates[(sub, p)] = [(1, -offset, member)]
+                candidates[first + p] = [(1, -offset, member)]
             else:
                 found.append((1, -offset, member))
 
@@ -715,13 +759,9 @@ def _find_prev_member_with_least_load(
     return best
 
 
-def _assign_active(local: _LocalState, tasks: list[Task], order: dict[Task, int]) -> None:
-    """``assignActive``: previous owner, then standby candidates, then the least-loaded process.
-
-    ``tasks`` come in (subtopology, partition) order and ``order`` gives each one's position in
-    it, so the (partition, subtopology) order is a stable sort by partition.
-    """
-    tasks.sort(key=itemgetter(1))
+def _assign_active(local: _LocalState, tasks: list[Task], numbering: _TaskNumbering) -> None:
+    """``assignActive``: previous owner, then standby candidates, then the least-loaded process."""
+    tasks.sort(key=numbering.by_partition.__getitem__)
     prev_active = local.active_task_to_prev_member
     counts = local.counts
     remaining = []
@@ -741,32 +781,29 @@ def _assign_active(local: _LocalState, tasks: list[Task], order: dict[Task, int]
         else:
             left.append(task)
 
-    left.sort(key=order.__getitem__)
+    left.sort()
     heap = local.process_heap()
     for task in left:
         process = heap.poll()
         if process is None:
             raise TaskAssignorException(
-                f"No process available to assign active task {_show(task)}."
+                f"No process available to assign active task {numbering.show(task)}."
             )
         count = local.add_task_to_least_loaded_member(process, task, True)
         if count == -1:
-            raise TaskAssignorException(f"No member available to assign active task {_show(task)}.")
+            raise TaskAssignorException(
+                f"No member available to assign active task {numbering.show(task)}."
+            )
         local.maybe_update_active_tasks_per_member(count)
         local.maybe_update_total_tasks_per_member(count)
         heap.offer(process.load, process)
 
 
-def _assign_standby(local: _LocalState, tasks: list[Task], order: dict[Task, int]) -> None:
+def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbering) -> None:
     """``assignStandby``: previous active owner, then standby candidates; the rest deferred to
-    the least-loaded processes.
-
-    ``tasks`` come in (subtopology, partition) order; reversed and stable-sorted by partition,
-    descending, they are in (partition, subtopology) descending order.
-    """
+    the least-loaded processes."""
     replicas = local.num_standby_replicas
-    tasks.reverse()
-    tasks.sort(key=itemgetter(1), reverse=True)
+    tasks.sort(key=numbering.by_partition.__getitem__, reverse=True)
     prev_active = local.active_task_to_prev_member
     prev_standbys = local.standby_task_to_prev_member
     process_of = local.process_of
@@ -797,7 +834,7 @@ def _assign_standby(local: _LocalState, tasks: list[Task], order: dict[Task, int
             deferred.append((task, replicas - i))
             break
 
-    deferred.sort(key=lambda d: order[d[0]], reverse=True)
+    deferred.sort(reverse=True)
     heap = local.process_heap()
     for task, remaining in deferred:
         for i in range(remaining):
@@ -808,7 +845,7 @@ def _assign_standby(local: _LocalState, tasks: list[Task], order: dict[Task, int
                     "application instances to maintain the requested number of standby replicas.",
                     replicas - i,
                     replicas,
-                    _show(task),
+                    numbering.show(task),
                 )
                 break
 
@@ -840,39 +877,36 @@ def _assign_standby_to_member_with_least_load(
 
 
 def _build_group_assignment(
-    local: _LocalState, state: StreamsGroupState, sub_rank: dict[str, int]
+    local: _LocalState, state: StreamsGroupState, numbering: _TaskNumbering
 ) -> StreamsGroupAssignment:
-    """``buildGroupAssignment``: one ``MemberAssignment`` per member, by subtopology.
-
-    Subtopologies come in Java ``String`` order: Python's tuple order when no id has a
-    character outside the Basic Multilingual Plane (then ``str`` order is UTF-16 order), else
-    by rank.
-    """
-    native = all(all(ch < "\U00010000" for ch in sub) for sub in sub_rank)
-    key = None if native else (lambda t: (sub_rank[t[0]], t[1]))
+    """``buildGroupAssignment``: one ``MemberAssignment`` per member, by subtopology
+    (subtopologies in Java ``String`` order, partitions ascending)."""
     members = {}
     empty: dict[str, tuple[int, ...]] = {}
+    sub_of, part_of = numbering.sub_of, numbering.part_of
     for member, active, standby in zip(state.members, local.active, local.standby, strict=True):
         members[member.member_id] = StreamsGroupMemberAssignment(
-            _compact(active, key) if active else empty,
-            _compact(standby, key) if standby else empty,
+            _compact(active, sub_of, part_of) if active else empty,
+            _compact(standby, sub_of, part_of) if standby else empty,
             empty,
         )
     return StreamsGroupAssignment(members=members)
 
 
 def _compact(
-    tasks: list[Task], key: Callable[[Task], tuple[int, int]] | None
+    tasks: list[Task], sub_of: list[str], part_of: list[int]
 ) -> dict[str, tuple[int, ...]]:
-    """``toCompactedTaskIds``: subtopology -> sorted partitions."""
+    """``toCompactedTaskIds``: subtopology -> sorted partitions (task numbers sort that way)."""
     if len(tasks) == 1:
-        return {tasks[0][0]: (tasks[0][1],)}
-    tasks.sort(key=key)
+        task = tasks[0]
+        return {sub_of[task]: (part_of[task],)}
+    tasks.sort()
     grouped: dict[str, list[int]] = {}
-    for sub, p in tasks:
+    for task in tasks:
+        sub = sub_of[task]
         found = grouped.get(sub)
         if found is None:
-            grouped[sub] = [p]
+            grouped[sub] = [part_of[task]]
         else:
-            found.append(p)
+            found.append(part_of[task])
     return {s: tuple(ps) for s, ps in grouped.items()}
