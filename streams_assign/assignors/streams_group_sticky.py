@@ -256,14 +256,21 @@ class ProcessState:
     ----------
     process_id:
         The process id.
+    member_ids:
+        (member id, member index) in ``addMember`` order.
     members:
-        Member indexes in ``memberToTaskCounts`` (``HashMap``) iteration order.
+        Member indexes in ``memberToTaskCounts`` (``HashMap``) iteration order; computed when
+        the process's member heap is first built (empty until then).
     capacity:
         Number of members (stream threads).
     task_count:
         Active plus standby tasks assigned so far.
     load:
         ``task_count / capacity`` as a Java ``double``.
+    tasks:
+        Task numbers the process holds, active or standby (``hasTask``).
+    members_by_load:
+        Kafka's lazily built member heap, or None.
     """
 
     __slots__ = (
@@ -286,16 +293,6 @@ class ProcessState:
         self.load = 0.0
         self.tasks: set[Task] = set()
         self.members_by_load: _JavaPriorityQueue[int] | None = None
-
-    def add_member(self, member_id: str, member: int) -> None:
-        """``addMember``: one more stream thread."""
-        self.member_ids.append((member_id, member))
-        self.capacity += 1
-        self.load = self.task_count / self.capacity
-
-    def has_task(self, task: Task) -> bool:
-        """``hasTask``: the process holds the task, active or standby."""
-        return task in self.tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,13 +424,6 @@ class _LocalState:
         process.load = process.task_count / process.capacity
         return count
 
-    def add_task(self, member: int, task: Task, active: bool) -> int:
-        """``ProcessState.addTask``: a direct placement; discards the process's member heap."""
-        process = self.process_of[member]
-        count = self._add_task_internal(process, member, task, active)
-        process.members_by_load = None
-        return count
-
     def place(self, member: int, task: Task, active: bool) -> None:
         """A direct placement (``addTask``) followed by the quota updates Kafka makes after it.
 
@@ -510,14 +500,6 @@ class _LocalState:
             self.total_tasks_per_member = compute_tasks_per_member(
                 self.total_tasks, self.total_members_with_task_capacity
             )
-
-    def has_unfulfilled_active_task_quota(self, member: int) -> bool:
-        """``hasUnfulfilledActiveTaskQuota``."""
-        return self.counts[member] < self.active_tasks_per_member
-
-    def has_unfulfilled_task_quota(self, member: int) -> bool:
-        """``hasUnfulfilledTaskQuota``."""
-        return self.counts[member] < self.total_tasks_per_member
 
     def process_heap(self) -> _JavaPriorityQueue[ProcessState]:
         """``new PriorityQueue<>(comparingDouble(ProcessState::load))`` + ``addAll(values())``."""
@@ -767,6 +749,7 @@ def _assign_active(local: _LocalState, tasks: list[Task], numbering: _TaskNumber
     remaining = []
     for task in tasks:
         prev = prev_active.get(task)
+        # hasUnfulfilledActiveTaskQuota
         if prev is not None and counts[prev] < local.active_tasks_per_member:
             local.place(prev, task, True)
         else:
@@ -815,7 +798,7 @@ def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbe
             if (
                 prev is not None
                 and task not in process_of[prev].tasks
-                and counts[prev] < local.total_tasks_per_member
+                and counts[prev] < local.total_tasks_per_member  # hasUnfulfilledTaskQuota
             ):
                 local.place(prev, task, False)
                 continue
