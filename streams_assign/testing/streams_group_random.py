@@ -71,8 +71,10 @@ def _topology(rng: random.Random, kind: str) -> dict[str, dict[str, Any]]:
     else:
         count, max_parts = rng.randint(1, 12), rng.choice((4, 8, 16, 32))
     stateless_share = 0.8 if kind == "stateless_heavy" else rng.choice((0.0, 0.3, 0.5))
+    # Subtopology ids are strings compared as Java Strings; now and then not plain numbers.
+    prefix = rng.choice(("", "", "", "s", "Z-", "\u00e9"))
     return {
-        str(i): {
+        f"{prefix}{i}": {
             "partitions": rng.randint(1, max_parts),
             "stateful": rng.random() >= stateless_share,
         }
@@ -88,10 +90,14 @@ def _processes(rng: random.Random, kind: str) -> list[list[str]]:
     else:
         n = rng.randint(1, 16)
     uneven = rng.random() < 0.5
-    return [
+    processes = [
         [_process_id(rng)] + [_member_id(rng) for _ in range(rng.randint(1, 4) if uneven else 1)]
         for _ in range(n)
     ]
+    if rng.random() < 0.1:
+        # A process with 9 or more threads: its member map's order takes the full HashMap path.
+        processes[0] += [_member_id(rng) for _ in range(rng.randint(8, 16))]
+    return processes
 
 
 def _members(processes: list[list[str]]) -> list[Doc]:
