@@ -17,10 +17,12 @@ stateful and stateless subtopologies, one standby, a steady previous assignment 
 from __future__ import annotations
 
 import base64
+import logging
 import random
 import uuid
 from typing import Any
 
+from streams_assign.assignors import streams_group_sticky as sticky_module
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.streams_group import parse_streams_group
 
@@ -117,8 +119,18 @@ def _state(topology: Doc, standbys: int, members: list[Doc]) -> Doc:
 
 
 def _apply_decision(state: Doc) -> Doc:
-    """Members owning what the twin decides for ``state`` (a settled group)."""
-    decision = assign_streams_group(parse_streams_group(state)).to_json()["members"]
+    """Members owning what the twin decides for ``state`` (a settled group).
+
+    The twin's warnings about standbys it cannot place are muted here: this is input
+    generation, not a decision anyone asked for.
+    """
+    logger = logging.getLogger(sticky_module.__name__)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        decision = assign_streams_group(parse_streams_group(state)).to_json()["members"]
+    finally:
+        logger.setLevel(level)
     members = []
     for member in state["members"]:
         got = decision[member["member_id"]]
