@@ -77,6 +77,21 @@ COMMANDS: tuple[Command, ...] = (
         extra="optimal",
     ),
     Command(
+        "protocols",
+        "streams_assign.streams_group_compare",
+        "the classic HA decision beside the KIP-1071 streams-group decision for one cluster",
+    ),
+    Command(
+        "consumer-assign",
+        "streams_assign.consumer.command",
+        "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)",
+    ),
+    Command(
+        "connect-replay",
+        "streams_assign.connect.command",
+        "replay Kafka Connect's eager or incremental cooperative assignor round by round",
+    ),
+    Command(
         "group-trace",
         "streams_assign.protocol.trace_command",
         "replay classic-group request traces on Kafka's coordinator state machine",
