@@ -27,9 +27,11 @@ from typing import Protocol
 from streams_assign.errors import StreamsAssignError
 
 __all__ = [
+    "CONSUMER_STRATEGIES",
     "AssignFunction",
     "BalancedStickyAssignor",
     "CallableAssignor",
+    "ConsumerAssignor",
     "GroupAssignment",
     "GroupAssignor",
     "MemberSubscription",
@@ -62,6 +64,8 @@ class MemberSubscription:
         Records behind the changelog end, per task it has local state for.
     capacity:
         Stream threads / weight, >= 1.
+    generation:
+        The generation of its previous assignment, -1 if it never had one.
     """
 
     member_id: str
@@ -69,6 +73,7 @@ class MemberSubscription:
     previous: frozenset[str] = frozenset()
     task_lags: Mapping[str, int] = field(default_factory=dict)
     capacity: int = 1
+    generation: int = -1
 
 
 @dataclass(frozen=True)
@@ -287,12 +292,97 @@ class StreamsAssignor:
         return GroupAssignment(active, standby, warmup, decided.probing_rebalance_needed)
 
 
+class ConsumerAssignor:
+    """Kafka's consumer assignors (:mod:`streams_assign.consumer`, issue #13) as group assignors.
+
+    Task ``<s>_<p>`` is partition ``p`` of topic ``t<s>``; every member subscribes to every
+    topic and reports what it owns (``ownedPartitions``, which cooperative-sticky reads; empty
+    for an eager member) or ran (the sticky assignor's user data), with the generation of that
+    assignment. Members keep the leader's JoinGroup order. The simulator does not check that
+    the strategy supports the members' protocol (Kafka lets only cooperative-sticky run
+    cooperatively); the cooperative rule is applied on top of any strategy.
+
+    Parameters
+    ----------
+    strategy:
+        ``range``, ``roundrobin``, ``sticky`` or ``cooperative-sticky``.
+    """
+
+    def __init__(self, strategy: str) -> None:
+        self.name = f"consumer:{strategy}"
+        self.strategy = strategy
+
+    def _reported(self, member: MemberSubscription) -> frozenset[str]:
+        # cooperative-sticky reads ``ownedPartitions``, empty for an eager member that revoked
+        # everything; sticky reads its previous assignment from its user data.
+        if self.strategy == "cooperative-sticky":
+            return member.owned
+        return member.owned | member.previous
+
+    def assign(
+        self,
+        members: Sequence[MemberSubscription],
+        tasks: Sequence[str],
+        stateful: frozenset[str],
+        end_offsets: Mapping[str, int],
+    ) -> GroupAssignment:
+        """See :class:`GroupAssignor`."""
+        from streams_assign.consumer.api import assign_consumer_group
+        from streams_assign.consumer.model import (
+            ConsumerGroupState,
+            TopicPartition,
+        )
+        from streams_assign.consumer.model import (
+            MemberSubscription as ConsumerSubscription,
+        )
+
+        def partition(task: str) -> TopicPartition:
+            sub, _, part = task.partition("_")
+            return TopicPartition(f"t{sub}", int(part))
+
+        topics: dict[str, int] = {}
+        for task in tasks:
+            tp = partition(task)
+            topics[tp.topic] = max(topics.get(tp.topic, 0), tp.partition + 1)
+        known = set(tasks)
+        state = ConsumerGroupState(
+            assignor=self.strategy,
+            topics=topics,
+            members=tuple(
+                ConsumerSubscription(
+                    member_id=m.member_id,
+                    topics=tuple(sorted(topics)),
+                    owned_partitions=tuple(
+                        sorted(partition(t) for t in self._reported(m) & known)
+                    ),
+                    generation=m.generation if m.generation >= 0 else None,
+                )
+                for m in members
+            ),
+        )
+        decided = assign_consumer_group(state)
+        return GroupAssignment(
+            active={
+                m.member_id: frozenset(
+                    f"{tp.topic[1:]}_{tp.partition}" for tp in decided.get(m.member_id, [])
+                )
+                for m in members
+            }
+        )
+
+
+CONSUMER_STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+
 def _task_order(task: str) -> tuple[int, ...]:
     return tuple(int(part) for part in task.split("_"))
 
 
 def make_assignor(name: str, **streams_configs: int) -> GroupAssignor:
-    """The assignor called ``name``: ``balanced_sticky`` or a :mod:`streams_assign.api` name.
+    """The assignor called ``name``.
+
+    ``balanced_sticky``; ``consumer:<strategy>`` for Kafka's consumer assignors; or a Streams
+    assignor of :mod:`streams_assign.api` (``high_availability``, ``sticky``, ...).
 
     Raises
     ------
@@ -301,12 +391,16 @@ def make_assignor(name: str, **streams_configs: int) -> GroupAssignor:
     """
     if name == BalancedStickyAssignor.name:
         return BalancedStickyAssignor()
+    if name.startswith("consumer:") and name[len("consumer:"):] in CONSUMER_STRATEGIES:
+        return ConsumerAssignor(name[len("consumer:"):])
     from streams_assign.api import ASSIGNORS
 
     if name in ASSIGNORS:
         return StreamsAssignor(name, **streams_configs)
+    consumer = ", ".join(f"consumer:{s}" for s in CONSUMER_STRATEGIES)
     raise UnknownGroupAssignorError(
-        f"unknown assignor {name!r}; choose balanced_sticky or one of {', '.join(ASSIGNORS)}"
+        f"unknown assignor {name!r}; choose balanced_sticky, {consumer} "
+        f"or one of {', '.join(ASSIGNORS)}"
     )
 
 

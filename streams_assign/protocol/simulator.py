@@ -240,6 +240,7 @@ class GroupSimulator(TaskRuntime):
             owned=frozenset(member.owned),
             previous=member.previous,
             task_lags=lags,
+            generation=member.generation if (member.owned or member.previous) else -1,
         )
         protocols = ((self.assignor.name, self._metadata(member)),)
         settings = self.settings
@@ -436,6 +437,7 @@ def _with_id(subscription: MemberSubscription, member_id: str) -> MemberSubscrip
         previous=subscription.previous,
         task_lags=subscription.task_lags,
         capacity=subscription.capacity,
+        generation=subscription.generation,
     )
 
 

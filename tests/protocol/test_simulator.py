@@ -80,6 +80,22 @@ def test_every_event_type_runs_with_the_high_availability_assignor() -> None:
         assert len(result.final_status) == 50
 
 
+@pytest.mark.parametrize(
+    "strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"]
+)
+def test_kafkas_consumer_assignors_lead_the_simulated_group(strategy: str) -> None:
+    timeline = _timeline("rolling_bounce.json")
+    timeline["assignor"] = f"consumer:{strategy}"
+    timeline["settings"].update(task_close_ms=20, task_open_ms=20)
+    eager = simulate(timeline, "eager")
+    cooperative = simulate(timeline, "cooperative")
+    for result in (eager, cooperative):
+        assert result.violations == []
+        assert set(result.final_status.values()) == {"running"}
+    assert eager.stop_the_world_ms > 0
+    assert cooperative.stop_the_world_ms == 0
+
+
 def test_balanced_sticky_keeps_owned_tasks_and_balances() -> None:
     members = [
         MemberSubscription("a", owned=frozenset({"0_0", "0_1", "0_2"})),

@@ -51,7 +51,10 @@ def timelines(draw: st.DrawFn) -> dict[str, Any]:
             events.append({"t": t, "type": kind, "tasks": draw(st.integers(1, 5))})
     return {
         "tasks": draw(st.integers(1, 30)),
-        "assignor": "balanced_sticky",
+        "assignor": draw(st.sampled_from([
+            "balanced_sticky", "consumer:range", "consumer:roundrobin", "consumer:sticky",
+            "consumer:cooperative-sticky",
+        ])),
         "settings": {
             "state_records_per_task": draw(st.sampled_from([0, 20_000, 100_000])),
             "restore_records_per_sec": 20_000,
