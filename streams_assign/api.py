@@ -33,6 +33,7 @@ ASSIGNORS: dict[str, str] = {
     "high_availability": "streams_assign.assignors.high_availability:HighAvailabilityTaskAssignor",
     "sticky": "streams_assign.assignors.sticky:LegacyStickyTaskAssignor",
     "fallback_prior": "streams_assign.assignors.fallback:FallbackPriorTaskAssignor",
+    "lag_aware_sticky": "streams_assign.assignors.lag_aware_sticky:LagAwareStickyTaskAssignor",
 }
 
 
