@@ -14,9 +14,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from streams_assign.assignors.fallback import select_assignor
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import UnknownAssignorError
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
+
+__all__ = [
+    "ASSIGNORS",
+    "TaskAssignor",
+    "UnknownAssignorError",
+    "as_cluster_state",
+    "assign",
+    "get_assignor",
+]
 
 
 class TaskAssignor(Protocol):
@@ -35,10 +44,6 @@ ASSIGNORS: dict[str, str] = {
     "fallback_prior": "streams_assign.assignors.fallback:FallbackPriorTaskAssignor",
     "lag_aware_sticky": "streams_assign.assignors.lag_aware_sticky:LagAwareStickyTaskAssignor",
 }
-
-
-class UnknownAssignorError(StreamsAssignError, ValueError):
-    """The assignor name is not one of :data:`ASSIGNORS`."""
 
 
 def get_assignor(name: str) -> TaskAssignor:
