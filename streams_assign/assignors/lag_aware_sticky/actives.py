@@ -46,13 +46,11 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         if not owners:
             continue
         owner = min(owners, key=lambda c: (problem.restore_cost(c, t), c))
-        if problem.caught_up(owner, t) or not any(problem.caught_up(c, t) for c in problem.lags[t]):
+        if problem.caught_up(owner, t) or not problem.caught[t]:
             # Caught up, or nobody is: the previous owner has the most state (or ties for it).
             kept[owner].append(t)
     has_alternative = [
-        sum(1 for c in problem.lags[t] if problem.caught_up(c, t)) > 1
-        or problem.generic_caught_up[t]
-        for t in range(n_tasks)
+        len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in range(n_tasks)
     ]
     for c in range(n_clients):
         tasks = kept[c]
@@ -70,7 +68,7 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     pending.sort(
         key=lambda t: (
             problem.generic_caught_up[t],
-            sum(1 for c in problem.lags[t] if problem.caught_up(c, t)),
+            len(problem.caught[t]),
             t,
         )
     )
@@ -222,31 +220,60 @@ def spread_subtopologies(
         owner[t] = dst
 
     for g in range(n_groups):
+        extremes = _Extremes([len(tasks) for tasks in by_client[g]])
         for _ in range(size[g]):
-            counts_g = [len(tasks) for tasks in by_client[g]]
-            donor = max(range(n_clients), key=lambda c: (counts_g[c], -c))
-            receiver = min(range(n_clients), key=lambda c: (counts_g[c], c))
-            if counts_g[donor] - counts_g[receiver] <= 1:
+            donor, receiver = extremes.most(), extremes.least()
+            if extremes.counts[donor] - extremes.counts[receiver] <= 1:
                 break
             t = min(by_client[g][donor], key=lambda t: (cost(t, receiver), t))
             if counts[donor] > lower[donor] and counts[receiver] < upper[receiver]:
                 move(t, g, donor, receiver)
                 counts[donor] -= 1
                 counts[receiver] += 1
-                continue
-            # Swap with a task of another subtopology the receiver has to spare.
-            swap = None
-            for h in range(n_groups):
-                if h == g or not by_client[h][receiver]:
-                    continue
-                h_low, h_high = bounds(h)
-                if len(by_client[h][receiver]) > h_low and len(by_client[h][donor]) < h_high:
-                    swap = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
+            else:
+                # Swap with a task of another subtopology the receiver has to spare.
+                swap = None
+                for h in range(n_groups):
+                    if h == g or not by_client[h][receiver]:
+                        continue
+                    h_low, h_high = bounds(h)
+                    if len(by_client[h][receiver]) > h_low and len(by_client[h][donor]) < h_high:
+                        swap = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
+                        break
+                if swap is None:
                     break
-            if swap is None:
-                break
-            move(t, g, donor, receiver)
-            move(swap, groups[swap], receiver, donor)
+                move(t, g, donor, receiver)
+                move(swap, groups[swap], receiver, donor)
+            extremes.add(donor, -1)
+            extremes.add(receiver, 1)
+
+
+class _Extremes:
+    """Per-client counts with their largest and smallest at hand (lazy heaps)."""
+
+    def __init__(self, counts: list[int]) -> None:
+        self.counts = counts
+        self._most = [(-n, c) for c, n in enumerate(counts)]
+        self._least = [(n, c) for c, n in enumerate(counts)]
+        heapq.heapify(self._most)
+        heapq.heapify(self._least)
+
+    def most(self) -> int:
+        """The client with the largest count (ties: the smaller index)."""
+        while -self._most[0][0] != self.counts[self._most[0][1]]:
+            heapq.heappop(self._most)
+        return self._most[0][1]
+
+    def least(self) -> int:
+        """The client with the smallest count (ties: the smaller index)."""
+        while self._least[0][0] != self.counts[self._least[0][1]]:
+            heapq.heappop(self._least)
+        return self._least[0][1]
+
+    def add(self, client: int, delta: int) -> None:
+        self.counts[client] += delta
+        heapq.heappush(self._most, (-self.counts[client], client))
+        heapq.heappush(self._least, (self.counts[client], client))
 
 
 def assign_immediate_stateful_actives(

@@ -97,6 +97,8 @@ class IndexedCluster:
     acceptable: int
     generic_caught_up: list[bool] = field(default_factory=list)
     state_tasks: list[list[int]] = field(default_factory=list)  # per client: tasks with state
+    caught: list[frozenset[int]] = field(default_factory=list)  # per task: caught-up holders
+    tags: list[tuple[str | None, ...]] = field(default_factory=list)  # per client, per tag key
 
     @property
     def num_clients(self) -> int:
@@ -107,10 +109,17 @@ class IndexedCluster:
         return self.no_state_lag[task] if value is None else value
 
     def caught_up(self, client: int, task: int) -> bool:
-        value = self.lags[task].get(client)
-        if value is None:
-            return self.generic_caught_up[task]
-        return is_caught_up(value, self.acceptable)
+        if client in self.caught[task]:
+            return True
+        return client not in self.lags[task] and self.generic_caught_up[task]
+
+    def shared_tags(self, client: int, other: int) -> int:
+        """How many ``rack.aware.assignment.tags`` keys the two clients have the same value for."""
+        return sum(
+            1
+            for mine, theirs in zip(self.tags[client], self.tags[other], strict=True)
+            if mine is not None and mine == theirs
+        )
 
     def restore_cost_of(self, task: int, client: int) -> int:
         """:meth:`restore_cost` with the task first."""
@@ -193,6 +202,11 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
     )
     problem.generic_caught_up = [
         is_caught_up(cluster.no_state_lag(task), acceptable) for task in tasks
+    ]
+    keys = cluster.configs.rack_aware_assignment_tags
+    problem.tags = [tuple(client.tags.get(key) for key in keys) for client in clients]
+    problem.caught = [
+        frozenset(c for c, lag in held.items() if is_caught_up(lag, acceptable)) for held in lags
     ]
     return problem
 

@@ -39,14 +39,13 @@ def assign_standby_tasks(
     for c in target:
         counts[c] += 1
     tag_keys = configs.rack_aware_assignment_tags
-    tags = [tuple(client.tags.get(key) for key in tag_keys) for client in problem.cluster.clients]
     heap = LeastLoaded(counts, problem.capacity, upper)
     for t in range(n_tasks):
         chosen: list[int] = []
         taken = {active[t]}
         for _ in range(replicas):
             choice = (
-                _tag_aware_choice(problem, t, active[t], taken, tags, counts, bounds)
+                _tag_aware_choice(problem, t, active[t], taken, counts, bounds)
                 if tag_keys
                 else _standby_choice(problem, t, taken, counts, bounds, heap)
             )
@@ -91,7 +90,10 @@ def _even_out_standbys(
                 movable = [
                     t
                     for t in held_by[donor]
-                    if active[t] != receiver and receiver not in standbys[t]
+                    if active[t] != receiver
+                    and receiver not in standbys[t]
+                    and problem.shared_tags(receiver, active[t])
+                    <= problem.shared_tags(donor, active[t])
                 ]
                 if movable:
                     best = (
@@ -159,21 +161,17 @@ def _tag_aware_choice(
     t: int,
     active: int,
     taken: set[int],
-    tags: list[tuple[str | None, ...]],
     counts: list[int],
     bounds: tuple[list[int], list[int]],
 ) -> int | None:
-    first = tags[active]
-    used = [tags[c] for c in taken]
-
-    def shares_with_active(c: int) -> int:
-        return sum(1 for i, value in enumerate(tags[c]) if value is not None and value == first[i])
+    keys = len(problem.tags[active])
+    tags = problem.tags
 
     def overlap(c: int) -> int:
         return sum(
             1
             for i, value in enumerate(tags[c])
-            if value is not None and any(other[i] == value for other in used)
+            if value is not None and any(tags[other][i] == value for other in taken)
         )
 
     free = [c for c in range(problem.num_clients) if c not in taken]
@@ -182,11 +180,11 @@ def _tag_aware_choice(
     return min(
         free,
         key=lambda c: (
-            shares_with_active(c) == len(first),
+            problem.shared_tags(c, active) == keys,
             counts[c] >= bounds[1][c],
             counts[c] >= bounds[0][c],
             problem.restore_cost(c, t),
-            shares_with_active(c),
+            problem.shared_tags(c, active),
             overlap(c),
             c not in problem.prev_standby[t] and c not in problem.prev_active[t],
             (counts[c] + 1) / problem.capacity[c],
@@ -211,17 +209,6 @@ def settle_standby_moves(
         The pending standby moves as ``(task, target client)``; ``standbys`` is updated in
         place to the standbys that run now.
     """
-    tag_keys = problem.cluster.configs.rack_aware_assignment_tags
-    clients = problem.cluster.clients
-
-    def shared(c: int, t: int) -> int:
-        first = clients[active[t]].tags
-        return sum(
-            1
-            for key in tag_keys
-            if clients[c].tags.get(key) is not None and clients[c].tags.get(key) == first.get(key)
-        )
-
     moves = []
     for t, chosen in enumerate(standbys):
         planned = set(chosen)
@@ -235,7 +222,7 @@ def settle_standby_moves(
                 for h in problem.lags[t]
                 if h not in taken
                 and problem.restore_cost(h, t) < cost
-                and (not tag_keys or shared(h, t) <= shared(c, t))
+                and problem.shared_tags(h, active[t]) <= problem.shared_tags(c, active[t])
             ]
             if not spare:
                 continue
