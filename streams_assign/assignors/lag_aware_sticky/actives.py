@@ -211,9 +211,6 @@ def spread_subtopologies(
         by_client[g][owner[t]].append(t)
     size = [sum(len(tasks) for tasks in by_client[g]) for g in range(n_groups)]
 
-    def bounds(g: int) -> tuple[int, int]:
-        return size[g] // n_clients, -(-size[g] // n_clients)
-
     def move(t: int, g: int, src: int, dst: int) -> None:
         by_client[g][src].remove(t)
         by_client[g][dst].append(t)
@@ -232,16 +229,20 @@ def spread_subtopologies(
                 counts[receiver] += 1
             else:
                 # Swap with a task of another subtopology the receiver has to spare.
-                swap = None
-                for h in range(n_groups):
-                    if h == g or not by_client[h][receiver]:
-                        continue
-                    h_low, h_high = bounds(h)
-                    if len(by_client[h][receiver]) > h_low and len(by_client[h][donor]) < h_high:
-                        swap = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
-                        break
-                if swap is None:
+                # The receiver gives back a task of a subtopology it has more of than the donor:
+                # the sum of squared counts falls, so the loop ends.
+                spare = [
+                    h
+                    for h in range(n_groups)
+                    if h != g and len(by_client[h][donor]) < len(by_client[h][receiver])
+                ]
+                if not spare:
                     break
+                h = max(
+                    spare,
+                    key=lambda h: (len(by_client[h][receiver]) - len(by_client[h][donor]), -h),
+                )
+                swap = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
                 move(t, g, donor, receiver)
                 move(swap, groups[swap], receiver, donor)
             extremes.add(donor, -1)

@@ -71,8 +71,9 @@ def _even_out_standbys(
     """Move standbys from clients above their bounds to clients below them.
 
     The per-task greedy can leave a client below its lower bound when the earlier tasks filled
-    the clients that hold state; each such client takes a standby of a task it holds no copy
-    of from the most loaded client, the one cheapest to restore first.
+    the clients that hold state, or above its upper bound when no other client was allowed;
+    such a client takes (or gives) a standby of a task the other holds no copy of, the one
+    cheapest to restore first, without sharing more client tags with the task's active.
     """
     lower, upper = bounds
     n_clients = problem.num_clients
@@ -80,35 +81,43 @@ def _even_out_standbys(
     for t, chosen in enumerate(standbys):
         for c in chosen:
             held_by[c].append(t)
+
+    def movable(donor: int, receiver: int) -> list[int]:
+        return [
+            t
+            for t in held_by[donor]
+            if active[t] != receiver
+            and receiver not in standbys[t]
+            and problem.shared_tags(receiver, active[t]) <= problem.shared_tags(donor, active[t])
+        ]
+
+    def move(donor: int, receiver: int, tasks: list[int]) -> None:
+        t = min(tasks, key=lambda t: (problem.restore_cost(receiver, t), t))
+        standbys[t][standbys[t].index(donor)] = receiver
+        held_by[donor].remove(t)
+        held_by[receiver].append(t)
+        counts[donor] -= 1
+        counts[receiver] += 1
+
+    def load(c: int) -> float:
+        return counts[c] / problem.capacity[c]
+
+    # Raise every client to its lower bound, taking from the most loaded clients above theirs.
     for receiver in range(n_clients):
         while counts[receiver] < lower[receiver]:
-            donors = [c for c in range(n_clients) if counts[c] > lower[c]]
-            if not donors:
-                return
-            best = None
-            for donor in sorted(donors, key=lambda c: (-counts[c] / problem.capacity[c], c)):
-                movable = [
-                    t
-                    for t in held_by[donor]
-                    if active[t] != receiver
-                    and receiver not in standbys[t]
-                    and problem.shared_tags(receiver, active[t])
-                    <= problem.shared_tags(donor, active[t])
-                ]
-                if movable:
-                    best = (
-                        donor,
-                        min(movable, key=lambda t: (problem.restore_cost(receiver, t), t)),
-                    )
-                    break
-            if best is None:
+            donors = sorted((c for c in range(n_clients) if counts[c] > lower[c]), key=load)
+            found = next(((d, ts) for d in reversed(donors) if (ts := movable(d, receiver))), None)
+            if found is None:
                 break
-            donor, t = best
-            standbys[t][standbys[t].index(donor)] = receiver
-            held_by[donor].remove(t)
-            held_by[receiver].append(t)
-            counts[donor] -= 1
-            counts[receiver] += 1
+            move(found[0], receiver, found[1])
+    # Then bring every client above its upper bound down, giving to the least loaded ones.
+    for donor in range(n_clients):
+        while counts[donor] > upper[donor]:
+            receivers = sorted((c for c in range(n_clients) if counts[c] < upper[c]), key=load)
+            found = next(((r, ts) for r in receivers if (ts := movable(donor, r))), None)
+            if found is None:
+                break
+            move(donor, found[0], found[1])
 
 
 def _standby_key(
