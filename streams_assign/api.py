@@ -47,6 +47,7 @@ ASSIGNORS: dict[str, str] = {
     "streams_group_sticky": (
         "streams_assign.assignors.streams_group_sticky:StreamsGroupStickyTaskAssignor"
     ),
+    "lag_aware_sticky": "streams_assign.assignors.lag_aware_sticky:LagAwareStickyTaskAssignor",
 }
 
 

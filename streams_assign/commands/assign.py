@@ -21,7 +21,13 @@ __all__ = ["configure", "run"]
 
 #: The assignor names of ``api.ASSIGNORS`` (kept here so that ``--help`` imports no assignor;
 #: a test checks both lists agree).
-ASSIGNOR_CHOICES = ("fallback_prior", "high_availability", "sticky", "streams_group_sticky")
+ASSIGNOR_CHOICES = (
+    "fallback_prior",
+    "high_availability",
+    "lag_aware_sticky",
+    "sticky",
+    "streams_group_sticky",
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
