@@ -1,0 +1,168 @@
+"""Acceptance on the real single-node broker: placement, kill -9 failover, scale-out.
+
+Each scenario runs once per module (real OS processes of an example app, 12 input partitions,
+2 consumers per process) and its tests check different properties of that run. The figures
+(records restored, time to resume) are printed; ``docs/clients.md`` records them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.kafka
+
+RECORDS = 3_600  # 300 per partition: each task's changelog gets 300 records
+STREAMS_ARGS = [
+    "--assignor", "streams", "--num-standby-replicas", "1", "--acceptable-recovery-lag", "50",
+    "--session-timeout-ms", "3000",
+]
+
+
+@dataclass
+class FailoverRun:
+    """What one kill -9 run measured."""
+
+    assignor: str
+    before: dict[str, dict[str, Any]]
+    after: dict[str, dict[str, Any]]
+    victim_process: str
+    victim_tasks: list[str]
+    end_at_kill: dict[str, int]
+    standby_lag_at_kill: dict[str, int]
+    standby_owner: dict[str, str]
+    restored: dict[str, int] = field(default_factory=dict)
+    resume_s: dict[str, float] = field(default_factory=dict)
+    new_owner: dict[str, str] = field(default_factory=dict)
+
+    def report(self) -> str:
+        lines = [f"[{self.assignor}] kill -9 of one of 3 processes, tasks {self.victim_tasks}"]
+        for task in self.victim_tasks:
+            lines.append(
+                f"  {task}: changelog {self.end_at_kill[task]}, standby lag at kill "
+                f"{self.standby_lag_at_kill.get(task, '-')}, restored {self.restored[task]}, "
+                f"resumed {self.resume_s[task]:.2f} s after the kill"
+            )
+        lines.append(
+            f"  total restored {sum(self.restored.values())} of "
+            f"{sum(self.end_at_kill[t] for t in self.victim_tasks)} changelog records; "
+            f"max time to resume {max(self.resume_s.values()):.2f} s"
+        )
+        return "\n".join(lines)
+
+
+def run_failover(make: Any, trickle: Any, script: str, args: list[str], name: str) -> FailoverRun:
+    """3 processes x 2 consumers; stable; data; kill -9 one; wait until every task resumed."""
+    cluster = make(script, args)
+    for name_ in ("p1", "p2", "p3"):
+        cluster.start(name_)
+    cluster.wait_until("3 processes x 2 consumers settled", lambda: cluster.stable(6))
+    cluster.produce(RECORDS)
+    cluster.wait_until(
+        "every input record counted into the changelog",
+        lambda: sum(cluster.end_offsets(cluster.changelog).values()) >= RECORDS,
+    )
+    with trickle(cluster):
+        time.sleep(1.0)
+        before = cluster.wait_until("the group settled with data", lambda: cluster.stable(6))
+        victim = cluster.processes["p3"]
+        victim_id = victim.process_id()
+        victim_tasks = sorted(
+            (t for e in before.values() if e["process"] == victim_id for t in e["active"]),
+            key=lambda t: int(t.split("_")[1]),
+        )
+        killed_at = cluster.kill("p3")
+        # The killed tasks' changelogs stop growing at the kill: their end offsets now are
+        # what a new owner has to reach.
+        ends = cluster.end_offsets(cluster.changelog)
+        end_at_kill = {t: ends[int(t.split("_")[1])] for t in victim_tasks}
+        standby_owner: dict[str, str] = {}
+        lag: dict[str, int] = {}
+        for event in before.values():
+            for task in (*event["standby"], *event["warmup"]):
+                if task in end_at_kill and event["process"] != victim_id:
+                    standby_owner[task] = event["process"]
+                    holder = cluster.by_process_id(event["process"])
+                    lag[task] = end_at_kill[task] - cluster.checkpoint_offset(holder, task)
+        after = cluster.wait_until(
+            "the survivors to settle and resume every task",
+            lambda: cluster.stable(4, since=killed_at),
+        )
+    run = FailoverRun(name, before, after, victim_id, victim_tasks, end_at_kill, lag, standby_owner)
+    restored_events = [
+        e for p in cluster.live() for e in p.events() if e["event"] == "restored"
+    ]
+    for task in victim_tasks:
+        owner = next(e for e in after.values() if task in e["active"])
+        event = next(
+            r for r in restored_events
+            if r["task"] == task and r["member"] == owner["member"] and r["t"] >= owner["t"]
+        )
+        run.restored[task] = event["records"]
+        run.resume_s[task] = event["t"] - killed_at
+        run.new_owner[task] = owner["process"]
+    print("\n" + run.report())
+    return run
+
+
+@pytest.fixture(scope="module")
+def streams_failover(app_cluster: Any, trickle: Any) -> FailoverRun:
+    return run_failover(app_cluster, trickle, "counts_app.py", STREAMS_ARGS, "streams-assign")
+
+
+@pytest.fixture(scope="module", params=["roundrobin", "sticky"])
+def baseline_failover(
+    request: pytest.FixtureRequest, app_cluster: Any, trickle: Any
+) -> FailoverRun:
+    args = ["--assignor", request.param, "--session-timeout-ms", "3000"]
+    return run_failover(app_cluster, trickle, "counts_app.py", args, f"aiokafka {request.param}")
+
+
+def _process_loads(assignments: dict[str, dict[str, Any]]) -> Counter[str]:
+    return Counter({e["process"]: 0 for e in assignments.values()}) + Counter(
+        e["process"] for e in assignments.values() for _ in e["active"]
+    )
+
+
+def test_each_task_is_active_on_exactly_one_member(streams_failover: FailoverRun) -> None:
+    actives = Counter(t for e in streams_failover.before.values() for t in e["active"])
+    assert sorted(actives, key=lambda t: int(t.split("_")[1])) == [f"0_{p}" for p in range(12)]
+    assert set(actives.values()) == {1}
+
+
+def test_standbys_are_never_on_their_actives_process(streams_failover: FailoverRun) -> None:
+    before = streams_failover.before.values()
+    active_process = {t: e["process"] for e in before for t in e["active"]}
+    standbys = [(t, e["process"]) for e in before for t in e["standby"]]
+    assert sorted(t for t, _ in standbys) == sorted(active_process)  # one standby per task
+    for task, process in standbys:
+        assert process != active_process[task]
+
+
+def test_process_and_member_loads_are_balanced(streams_failover: FailoverRun) -> None:
+    loads = _process_loads(streams_failover.before)
+    assert len(loads) == 3 and max(loads.values()) - min(loads.values()) <= 1
+    member_loads = [len(e["active"]) for e in streams_failover.before.values()]
+    assert max(member_loads) - min(member_loads) <= 1
+
+
+def test_killed_tasks_move_to_their_caught_up_standbys(streams_failover: FailoverRun) -> None:
+    for task in streams_failover.victim_tasks:
+        assert streams_failover.new_owner[task] == streams_failover.standby_owner[task]
+
+
+def test_failover_restores_at_most_the_standby_lag(streams_failover: FailoverRun) -> None:
+    for task in streams_failover.victim_tasks:
+        assert streams_failover.restored[task] <= streams_failover.standby_lag_at_kill[task]
+
+
+def test_baseline_restores_the_whole_changelog(
+    baseline_failover: FailoverRun, streams_failover: FailoverRun
+) -> None:
+    for task in baseline_failover.victim_tasks:
+        assert baseline_failover.restored[task] == baseline_failover.end_at_kill[task] > 0
+    assert sum(streams_failover.restored.values()) < sum(baseline_failover.restored.values())
