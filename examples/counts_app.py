@@ -232,9 +232,12 @@ class CountsProcess:
                 for task in tasks:
                     app.active[task] = index
                 app.replicas_changed.set()
+                # Processing of a task waits until its store is restored.
+                consumer.pause(*assigned)
                 for task in tasks:
                     await app.restore(task, member, restorer)
                     mine.add(task)
+                consumer.resume(*assigned)
 
         await restorer.start()
         await consumer.start()
@@ -246,6 +249,9 @@ class CountsProcess:
         try:
             while True:
                 batch = await consumer.getmany(timeout_ms=200)
+                for tp in list(batch):
+                    if TaskId(0, tp.partition) not in mine:  # fetched before the pause
+                        consumer.seek(tp, batch.pop(tp)[0].offset)
                 if batch:
                     await self.process_batch(batch)
                     await consumer.commit()
