@@ -158,6 +158,15 @@ class AppCluster:
                 latest[event["member"]] = event
         return latest
 
+    def latest_assignments_before(self, moment: float) -> dict[str, dict[str, Any]]:
+        """Per member id of the live processes, its last ``assigned`` event before ``moment``."""
+        latest: dict[str, dict[str, Any]] = {}
+        for process in self.live():
+            for event in process.events():
+                if event["event"] == "assigned" and event["t"] < moment:
+                    latest[f'{event["process"]}-{event["index"]}'] = event
+        return latest
+
     def stable(self, members: int, since: float = 0.0) -> dict[str, dict[str, Any]] | None:
         """The latest assignments when the group is settled, else ``None``.
 

@@ -166,3 +166,112 @@ def test_baseline_restores_the_whole_changelog(
     for task in baseline_failover.victim_tasks:
         assert baseline_failover.restored[task] == baseline_failover.end_at_kill[task] > 0
     assert sum(streams_failover.restored.values()) < sum(baseline_failover.restored.values())
+
+
+@dataclass
+class ScaleOutRun:
+    """What adding a fourth process measured."""
+
+    joined_at: float
+    converged: dict[str, dict[str, Any]]
+    newcomer: str
+    generations: list[int]
+    warmups_on_newcomer: set[str]
+    probing_generations: list[int]
+    moves: list[dict[str, Any]]  # restored events of tasks that changed process
+    converge_s: float
+
+    def report(self) -> str:
+        restored = [m["records"] for m in self.moves]
+        restore_ms = [m["ms"] for m in self.moves]
+        return (
+            f"[streams-assign] 4th process joins: {len(self.generations)} rebalances "
+            f"({len(self.probing_generations)} asked for a probing rebalance), warmups on the "
+            f"newcomer {sorted(self.warmups_on_newcomer, key=lambda t: int(t[2:]))}, "
+            f"{len(self.moves)} active moves restoring at most {max(restored, default=0)} "
+            f"records (at most {max(restore_ms, default=0):.0f} ms each), converged "
+            f"{self.converge_s:.1f} s after the join"
+        )
+
+
+@pytest.fixture(scope="module")
+def scale_out(app_cluster: Any) -> ScaleOutRun:
+    args = [*STREAMS_ARGS, "--probing-interval-ms", "2000", "--max-warmup-replicas", "2"]
+    cluster = app_cluster("counts_app.py", args)
+    for name in ("p1", "p2", "p3"):
+        cluster.start(name)
+    cluster.wait_until("3 processes x 2 consumers settled", lambda: cluster.stable(6))
+    cluster.produce(RECORDS)
+    cluster.wait_until(
+        "every input record counted into the changelog",
+        lambda: sum(cluster.end_offsets(cluster.changelog).values()) >= RECORDS,
+    )
+    joined_at = time.time()
+    newcomer = cluster.start("p4")
+
+    def converged() -> dict[str, dict[str, Any]] | None:
+        latest = cluster.stable(8, since=joined_at)
+        if latest is None or any(e["next_probing_ms"] != -1 for e in latest.values()):
+            return None
+        return latest
+
+    final = cluster.wait_until("the 4 processes to converge (no probing pending)", converged)
+    newcomer_id = newcomer.process_id()
+    events = [
+        e for p in cluster.live() for e in p.events() if e["t"] >= joined_at
+    ]
+    assigned = [e for e in events if e["event"] == "assigned"]
+    generations = sorted({e["generation"] for e in assigned})
+    previous_process: dict[str, str] = {}
+    for e in cluster.latest_assignments_before(joined_at).values():
+        for task in e["active"]:
+            previous_process[task] = e["process"]
+    moves = []
+    for e in sorted(assigned, key=lambda e: e["generation"]):
+        for task in e["active"]:
+            if previous_process.get(task) not in (None, e["process"]):
+                restored = next(
+                    r for r in events
+                    if r["event"] == "restored" and r["member"] == e["member"]
+                    and r["task"] == task and r["t"] >= e["t"]
+                )
+                moves.append({**restored, "generation": e["generation"]})
+            previous_process[task] = e["process"]
+    run = ScaleOutRun(
+        joined_at=joined_at,
+        converged=final,
+        newcomer=str(newcomer_id),
+        generations=generations,
+        warmups_on_newcomer={
+            t for e in assigned if e["process"] == newcomer_id for t in e["warmup"]
+        },
+        probing_generations=sorted(
+            {e["generation"] for e in assigned if e["next_probing_ms"] != -1}
+        ),
+        moves=moves,
+        converge_s=max(e["t"] for e in final.values()) - joined_at,
+    )
+    print("\n" + run.report())
+    return run
+
+
+def test_scale_out_places_warmups_on_the_new_process(scale_out: ScaleOutRun) -> None:
+    assert scale_out.warmups_on_newcomer
+
+
+def test_scale_out_is_followed_by_probing_rebalances(scale_out: ScaleOutRun) -> None:
+    assert scale_out.probing_generations
+    assert len(scale_out.generations) > len(scale_out.probing_generations)
+
+
+def test_scale_out_converges_to_balance(scale_out: ScaleOutRun) -> None:
+    loads = _process_loads(scale_out.converged)
+    assert len(loads) == 4 and set(loads.values()) == {3}
+    assert loads[scale_out.newcomer] == 3
+
+
+def test_no_task_waits_for_a_full_restore_while_it_moves(scale_out: ScaleOutRun) -> None:
+    """A moved active restores at most acceptable.recovery.lag (50): it was a caught-up warmup."""
+    assert scale_out.moves
+    for move in scale_out.moves:
+        assert move["records"] <= 50, move
