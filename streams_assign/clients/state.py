@@ -111,7 +111,11 @@ class TaskStore:
     def __init__(self, directory: Path, changelog_partitions: tuple[TopicPartition, ...]) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
-        self._db = sqlite3.connect(directory / "store.sqlite", isolation_level=None)
+        # Stores may move between a member's thread and the standby updater's: callers
+        # serialise access (one lock per process), so the connection is not tied to a thread.
+        self._db = sqlite3.connect(
+            directory / "store.sqlite", isolation_level=None, check_same_thread=False
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT)")

@@ -275,3 +275,31 @@ def test_no_task_waits_for_a_full_restore_while_it_moves(scale_out: ScaleOutRun)
     assert scale_out.moves
     for move in scale_out.moves:
         assert move["records"] <= 50, move
+
+
+@pytest.fixture(scope="module")
+def kafka_python_failover(app_cluster: Any, trickle: Any) -> FailoverRun:
+    return run_failover(
+        app_cluster, trickle, "counts_app_sync.py", STREAMS_ARGS, "kafka-python streams-assign"
+    )
+
+
+def test_kafka_python_places_tasks_and_standbys(kafka_python_failover: FailoverRun) -> None:
+    before = kafka_python_failover.before.values()
+    actives = Counter(t for e in before for t in e["active"])
+    assert set(actives.values()) == {1} and len(actives) == 12
+    active_process = {t: e["process"] for e in before for t in e["active"]}
+    standbys = [(t, e["process"]) for e in before for t in e["standby"]]
+    assert sorted(t for t, _ in standbys) == sorted(active_process)
+    assert all(process != active_process[task] for task, process in standbys)
+    loads = _process_loads(kafka_python_failover.before)
+    assert len(loads) == 3 and max(loads.values()) - min(loads.values()) <= 1
+
+
+def test_kafka_python_failover_restores_at_most_the_standby_lag(
+    kafka_python_failover: FailoverRun,
+) -> None:
+    run = kafka_python_failover
+    for task in run.victim_tasks:
+        assert run.new_owner[task] == run.standby_owner[task]
+        assert run.restored[task] <= run.standby_lag_at_kill[task]
