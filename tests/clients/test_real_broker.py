@@ -303,3 +303,19 @@ def test_kafka_python_failover_restores_at_most_the_standby_lag(
     for task in run.victim_tasks:
         assert run.new_owner[task] == run.standby_owner[task]
         assert run.restored[task] <= run.standby_lag_at_kill[task]
+
+
+@pytest.fixture(scope="module")
+def kafka_python_baseline(app_cluster: Any, trickle: Any) -> FailoverRun:
+    args = ["--assignor", "roundrobin", "--session-timeout-ms", "3000"]
+    return run_failover(app_cluster, trickle, "counts_app_sync.py", args, "kafka-python roundrobin")
+
+
+def test_kafka_python_baseline_restores_the_whole_changelog(
+    kafka_python_baseline: FailoverRun, kafka_python_failover: FailoverRun
+) -> None:
+    for task in kafka_python_baseline.victim_tasks:
+        assert kafka_python_baseline.restored[task] == kafka_python_baseline.end_at_kill[task] > 0
+    assert sum(kafka_python_failover.restored.values()) < sum(
+        kafka_python_baseline.restored.values()
+    )
