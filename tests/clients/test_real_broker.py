@@ -49,7 +49,8 @@ class FailoverRun:
         for task in self.victim_tasks:
             lines.append(
                 f"  {task}: changelog {self.end_at_kill[task]}, standby lag at kill "
-                f"{self.standby_lag_at_kill.get(task, '-')} (last checkpoint), restored {self.restored[task]}, "
+                f"{self.standby_lag_at_kill.get(task, '-')} (last checkpoint), "
+                f"restored {self.restored[task]}, "
                 f"resumed {self.resume_s[task]:.2f} s after the kill"
             )
         lines.append(
