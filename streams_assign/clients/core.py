@@ -254,12 +254,22 @@ class MemberState:
 
 @dataclass(frozen=True, slots=True)
 class MemberSubscription:
-    """One member as the leader sees it: member id, subscribed topics, user data."""
+    """One member as the leader sees it.
+
+    Attributes
+    ----------
+    member_id, topics, user_data, group_instance_id:
+        From the JoinGroup response.
+    owned_partitions:
+        ``(topic, partition)`` pairs the member still owns, under the cooperative protocol
+        (KIP-429, consumer protocol subscription v1+); ``None`` under the eager protocol.
+    """
 
     member_id: str
     topics: Sequence[str]
     user_data: bytes
     group_instance_id: str | None = None
+    owned_partitions: tuple[TopicPartition, ...] | None = None
 
 
 def decode_member(member: MemberSubscription) -> SubscriptionInfo:
@@ -318,6 +328,7 @@ def cluster_document(
     process: StreamsProcess,
     subscriptions: Mapping[str, SubscriptionInfo],
     partitions_per_topic: Mapping[str, int],
+    owned: Mapping[str, tuple[TopicPartition, ...]] | None = None,
 ) -> dict[str, Any]:
     """The cluster-state document of this rebalance (``scenario-format.md``).
 
@@ -329,6 +340,11 @@ def cluster_document(
         Per member id, its decoded subscription.
     partitions_per_topic:
         Partition count per topic from the leader's metadata.
+    owned:
+        Under the cooperative protocol, per member id the partitions it still owns; the
+        document then has ``owned_partitions`` per consumer and the ``task_partitions``,
+        ``leader`` (this process) and ``now_ms`` extensions, so tasks still owned elsewhere are
+        withheld as Kafka's ``addClientAssignments`` does.
 
     Returns
     -------
@@ -357,11 +373,16 @@ def cluster_document(
             prev_active = [t for t in info.prev_active if t in tasks and t not in claimed_active]
             claimed_active.update(prev_active)
             prev_standby = [t for t in info.prev_standby if t in tasks and t not in prev_active]
-            consumers.append({
+            consumer: dict[str, Any] = {
                 "member_id": member_id,
                 "prev_active": [str(t) for t in prev_active],
                 "prev_standby": [str(t) for t in prev_standby],
-            })
+            }
+            if owned is not None:
+                consumer["owned_partitions"] = [
+                    [t, p] for t, p in owned.get(member_id, ()) if process.topology.task_of((t, p))
+                ]
+            consumers.append(consumer)
             for task, value in info.task_offset_sums.items():
                 if task not in tasks or not tasks[task]:
                     continue
@@ -384,6 +405,14 @@ def cluster_document(
     }
     if end_sums is not None:
         document["changelog_end_offset_sums"] = {str(t): v for t, v in end_sums.items()}
+    if owned is not None:
+        document["task_partitions"] = {
+            str(t): [[topic, p] for topic, p in process.topology.source_partitions(t)]
+            for t in sorted(tasks)
+        }
+        if process.process_id in by_process:
+            document["leader"] = process.process_id
+        document["now_ms"] = process.clock_ms()
     return document
 
 
@@ -433,12 +462,17 @@ def decide(
     common = min(
         min(s.latest_supported_version for s in subscriptions.values()), LATEST_SUPPORTED_VERSION
     )
-    document = cluster_document(process, subscriptions, partitions_per_topic)
+    owned = None
+    if any(m.owned_partitions is not None for m in members):
+        owned = {m.member_id: tuple(m.owned_partitions or ()) for m in members}
+    document = cluster_document(process, subscriptions, partitions_per_topic, owned)
     result = assign(document, process.settings.assignor)
     process.last_decision = result
     probing_ms = NO_PROBING
     if result.probing_rebalance_needed:
         probing_ms = process.clock_ms() + process.settings.probing_rebalance_interval_ms
+    # Cooperative: Kafka's follow-up times per member (0: at once, after a withheld task).
+    follow_ups: Mapping[str, int] | None = result.extras.get("next_rebalance_ms")
     endpoints: dict[str, tuple[TaskId, ...]] = {}
     for process_id, client in result.clients.items():
         endpoint = next(
@@ -464,7 +498,9 @@ def decide(
                 standby=tuple(t for t in standby_all if t not in warmups),
                 warmup=tuple(t for t in standby_all if t in warmups),
                 endpoints=endpoints,
-                next_probing_ms=probing_ms,
+                next_probing_ms=(
+                    probing_ms if follow_ups is None else follow_ups.get(member_id, NO_PROBING)
+                ),
                 version=used,
                 latest_supported_version=common,
             )

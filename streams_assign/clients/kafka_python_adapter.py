@@ -11,8 +11,11 @@ Pass an instance (one per consumer, sharing one :class:`StreamsProcess` per proc
 kafka-python 3.x's interface: ``assign(cluster, members)`` takes a list of
 ``JoinGroupResponseMember`` (``member_id``, ``group_instance_id``, ``metadata`` already decoded
 to ``ConsumerProtocolSubscription``), returns ``ConsumerProtocolAssignment`` per member id;
-``on_assignment(assignment, generation)``; ``supported_protocols()`` (KIP-429). This assignor
-declares the eager protocol only.
+``on_assignment(assignment, generation)``; ``supported_protocols()`` (KIP-429). With
+``cooperative=True`` this assignor runs the cooperative protocol: members send the partitions
+they own (subscription v1 ``owned_partitions``) and the leader withholds a task whose partitions
+another member still owns until that member released them, as Kafka Streams'
+``addClientAssignments`` does; kafka-python then rejoins for the follow-up itself.
 """
 
 from __future__ import annotations
@@ -62,18 +65,37 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
         self,
         process: StreamsProcess,
         on_assignment: Callable[[AssignmentInfo], None] | None = None,
+        cooperative: bool = False,
     ) -> None:
         self.process = process
         self.member = MemberState(process, on_assignment)
+        self.cooperative = cooperative
+        #: The generation of the last assignment received (-1 before the first).
+        self.generation = -1
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
-        """Eager only: tasks move whole, as with Kafka Streams' eager protocol."""
+        """EAGER, or COOPERATIVE (KIP-429) when made with ``cooperative=True``."""
+        if self.cooperative:
+            return [RebalanceProtocol.COOPERATIVE]
         return [RebalanceProtocol.EAGER]
 
     def metadata(self, topics: Iterable[str]) -> ConsumerProtocolSubscription:
-        """JoinGroup metadata: subscribed topics and the member's subscription user data."""
+        """JoinGroup metadata: topics, user data and (cooperative) the partitions it owns."""
+        user_data = self.member.subscription_user_data()
+        if not self.cooperative:
+            return ConsumerProtocolSubscription(0, sorted(topics), user_data)
+        owned: dict[str, list[int]] = {}
+        for task in self.member.assignment.active:
+            for topic, partition in self.process.topology.source_partitions(task):
+                owned.setdefault(topic, []).append(partition)
+        entry = ConsumerProtocolSubscription.TopicPartition
         return ConsumerProtocolSubscription(
-            0, sorted(topics), self.member.subscription_user_data()
+            version=1,
+            topics=sorted(topics),
+            user_data=user_data,
+            owned_partitions=[
+                entry(topic=t, partitions=sorted(parts)) for t, parts in sorted(owned.items())
+            ],
         )
 
     def assign(self, cluster: Any, members: list[Any]) -> dict[str, ConsumerProtocolAssignment]:
@@ -84,12 +106,20 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
             meta = member.metadata
             user_data = meta.user_data if isinstance(meta.user_data, bytes) else b""
             topics.update(meta.topics)
+            owned = None
+            if self.cooperative:
+                owned = tuple(
+                    (entry.topic, partition)
+                    for entry in getattr(meta, "owned_partitions", None) or ()
+                    for partition in entry.partitions
+                )
             subscriptions.append(
                 MemberSubscription(
                     member.member_id,
                     list(meta.topics),
                     user_data,
                     getattr(member, "group_instance_id", None),
+                    owned,
                 )
             )
         counts = partition_counts(sorted(topics), cluster.partitions_for_topic)
@@ -102,6 +132,7 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
     def on_assignment(self, assignment: ConsumerProtocolAssignment, generation: int) -> None:
         """Remember the member's tasks and the probing deadline."""
         user_data = assignment.user_data if isinstance(assignment.user_data, bytes) else b""
+        self.generation = generation
         self.member.on_assignment(user_data)
 
     def maybe_rejoin(self, consumer: Any) -> bool:

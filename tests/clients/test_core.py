@@ -252,3 +252,42 @@ def test_endpoint_map_points_each_source_partition_at_its_active_process() -> No
     for (topic, partition), endpoint in mapping.items():
         task = TOPOLOGY.task_of((topic, partition))
         assert task is not None and endpoint_of[group.owner(task)] == endpoint
+
+
+def _cooperative_round(
+    leader: StreamsProcess, members: Mapping[str, MemberState]
+) -> dict[str, object]:
+    subs = []
+    for member_id, state in members.items():
+        owned = tuple(p for t in state.assignment.active for p in TOPOLOGY.source_partitions(t))
+        subs.append(
+            MemberSubscription(
+                member_id, TOPOLOGY.source_topics, state.subscription_user_data(), None, owned
+            )
+        )
+    decision = decide(leader, subs, COUNTS)
+    for member_id, assignment in decision.items():
+        members[member_id].on_assignment(assignment.user_data)
+    return dict(decision)
+
+
+def test_cooperative_withholds_tasks_still_owned_elsewhere_until_released() -> None:
+    group = Group(StreamsSettings(num_standby_replicas=0))
+    first = group.add_process(consumers=1)
+    _cooperative_round(first, group.members)
+    second = group.add_process(consumers=1)
+    decision = _cooperative_round(first, group.members)
+    newcomer = next(s for s in group.members.values() if s.process is second)
+    newcomer_id = next(m for m, s in group.members.items() if s is newcomer)
+    # Every task is still owned by the first process's member: the newcomer gets nothing yet
+    # and is told to rejoin at once (Kafka's nextRebalanceMs = 0).
+    assert newcomer.assignment.active == ()
+    assert decision[newcomer_id].info.next_probing_ms == 0  # type: ignore[attr-defined]
+    assert newcomer.rejoin_due(0)
+    actives_round_2 = sorted(t for s in group.members.values() for t in s.assignment.active)
+    assert len(actives_round_2) < PARTITIONS + 4  # the moving tasks were withheld
+    _cooperative_round(first, group.members)  # the old owner released them
+    actives = sorted(t for s in group.members.values() for t in s.assignment.active)
+    assert actives == sorted([TaskId(0, p) for p in range(PARTITIONS)] +
+                             [TaskId(1, p) for p in range(4)])
+    assert newcomer.assignment.active
