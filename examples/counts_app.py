@@ -326,6 +326,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--probing-interval-ms", type=int, default=600_000)
     parser.add_argument("--session-timeout-ms", type=int, default=3_000)
     parser.add_argument("--endpoint")
+    parser.add_argument("--cooperative", action="store_true",
+                        help="kafka-python only: the cooperative protocol (KIP-429)")
     return parser.parse_args(argv)
 
 

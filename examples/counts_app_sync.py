@@ -141,12 +141,27 @@ class SyncCountsProcess:
     def run_member(self, index: int) -> None:
         args = self.args
         assignor: Any
+        mine: set[TaskId] = set()
         if args.assignor == "streams":
             def on_assignment(info: AssignmentInfo) -> None:
-                with self.lock:
-                    self.replicas[index] = {*info.standby, *info.warmup}
+                # Every generation, also when (cooperative) nothing was added or revoked.
+                member_id = consumer._coordinator._generation.member_id
+                self.emit(
+                    "assigned", member=member_id, index=index, generation=assignor.generation,
+                    active=[str(t) for t in info.active],
+                    standby=[str(t) for t in info.standby],
+                    warmup=[str(t) for t in info.warmup],
+                    next_probing_ms=info.next_probing_ms,
+                )
+                # On the IO thread: no process lock here (a blocked IO thread misses heartbeats).
+                self.replicas[index] = {*info.standby, *info.warmup}
+                for task in sorted(mine & set(info.active)):  # kept: no restore needed
+                    self.emit("kept", member=member_id, task=str(task),
+                              generation=assignor.generation)
 
-            assignor = KafkaPythonStreamsAssignor(self.process, on_assignment)
+            assignor = KafkaPythonStreamsAssignor(
+                self.process, on_assignment, cooperative=args.cooperative
+            )
         elif args.assignor == "roundrobin":
             from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
@@ -169,45 +184,53 @@ class SyncCountsProcess:
         )
         restorer = KafkaConsumer(bootstrap_servers=args.bootstrap_servers,
                                  enable_auto_commit=False)
-        mine: set[TaskId] = set()
-        to_restore: list[tuple[str, list[TaskId], list[TopicPartition]]] = []
+        # Listener work deferred to the poll loop: ("revoke", tasks) / ("assign", member, tasks,
+        # partitions). kafka-python 3.x calls listeners on its IO thread, where blocking calls
+        # are refused and waiting for a lock would hold up heartbeats.
+        pending: list[tuple[Any, ...]] = []
         app = self
 
         class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
             # kafka-python 3.x calls listeners on its IO thread, where blocking consumer
             # calls are refused: commits and restores happen in the poll loop instead.
             def on_partitions_revoked(self, revoked: Any) -> None:
-                with app.lock:
-                    for task in mine:
-                        app.active.pop(task, None)
-                        app.state.store(task).checkpoint()
-                mine.clear()
+                # Eager: everything; cooperative: only the partitions that move away.
+                tasks = {TaskId(0, tp.partition) for tp in revoked}
+                mine.difference_update(tasks)
+                pending.append(("revoke", tasks))
 
             def on_partitions_assigned(self, assigned: Any) -> None:
+                # Eager: the whole assignment; cooperative: only what was added.
                 tasks = sorted({TaskId(0, tp.partition) for tp in assigned})
                 generation = consumer._coordinator._generation
-                member = getattr(assignor, "member", None)
-                info = member.assignment if member is not None else None
-                app.emit(
-                    "assigned", member=generation.member_id, index=index,
-                    generation=generation.generation_id, active=[str(t) for t in tasks],
-                    standby=[str(t) for t in info.standby] if info else [],
-                    warmup=[str(t) for t in info.warmup] if info else [],
-                    next_probing_ms=info.next_probing_ms if info else -1,
-                )
-                with app.lock:
-                    for task in tasks:
-                        app.active[task] = index
-                consumer.pause(*assigned)
-                to_restore[:] = [(generation.member_id, tasks, list(assigned))]
+                if not isinstance(assignor, KafkaPythonStreamsAssignor):
+                    owned = sorted({TaskId(0, tp.partition) for tp in consumer.assignment()})
+                    app.emit(
+                        "assigned", member=generation.member_id, index=index,
+                        generation=generation.generation_id, active=[str(t) for t in owned],
+                        standby=[], warmup=[], next_probing_ms=-1,
+                    )
+                if assigned:
+                    consumer.pause(*assigned)
+                    pending.append(("assign", generation.member_id, tasks, list(assigned)))
 
         consumer.subscribe([args.input_topic], listener=Listener())
         last_checkpoint = time.monotonic()
         try:
             while not self.stopping.is_set():
                 batch = consumer.poll(timeout_ms=200)
-                if to_restore:
-                    member_id, tasks, partitions = to_restore.pop()
+                while pending:
+                    work = pending.pop(0)
+                    if work[0] == "revoke":
+                        with self.lock:
+                            for task in work[1]:
+                                self.active.pop(task, None)
+                                self.state.store(task).checkpoint()
+                        continue
+                    _, member_id, tasks, partitions = work
+                    with self.lock:
+                        for task in tasks:
+                            self.active[task] = index
                     for task in tasks:
                         self.restore(task, member_id, restorer)
                         mine.add(task)

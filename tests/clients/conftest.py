@@ -182,8 +182,8 @@ class AppCluster:
         actives = sorted(t for e in latest.values() for t in e["active"])
         if actives != sorted(f"0_{p}" for p in range(PARTITIONS)):
             return None
-        restored = [
-            e for p in self.live() for e in p.events() if e["event"] == "restored"
+        restored = [  # a task kept across a cooperative rebalance needs no restore
+            e for p in self.live() for e in p.events() if e["event"] in ("restored", "kept")
         ]
         for event in latest.values():
             for task in event["active"]:

@@ -43,6 +43,11 @@ class FailoverRun:
     restored: dict[str, int] = field(default_factory=dict)
     resume_s: dict[str, float] = field(default_factory=dict)
     new_owner: dict[str, str] = field(default_factory=dict)
+    #: (process, task) of the survivors that kept running across the first rebalance after
+    #: the kill ("kept" events; cooperative protocol only).
+    kept_across_kill: set[tuple[str, str]] = field(default_factory=set)
+    #: (process, task) active in the first generation after the kill.
+    active_first_after_kill: set[tuple[str, str]] = field(default_factory=set)
 
     def report(self) -> str:
         lines = [f"[{self.assignor}] kill -9 of one of 3 processes, tasks {self.victim_tasks}"]
@@ -106,15 +111,28 @@ def run_failover(make: Any, trickle: Any, script: str, args: list[str], name: st
     restored_events = [
         e for p in cluster.live() for e in p.events() if e["event"] == "restored"
     ]
+    after_kill = [e for p in cluster.live() for e in p.events() if e["t"] >= killed_at]
+    first_generation = min(
+        (e["generation"] for e in after_kill if e["event"] == "assigned"), default=-1
+    )
+    run.active_first_after_kill = {
+        (e["process"], t) for e in after_kill
+        if e["event"] == "assigned" and e["generation"] == first_generation for t in e["active"]
+    }
+    run.kept_across_kill = {
+        (e["process"], e["task"]) for e in after_kill
+        if e["event"] == "kept" and e["generation"] == first_generation
+    }
     for task in victim_tasks:
-        owner = next(e for e in after.values() if task in e["active"])
-        event = next(
-            r for r in restored_events
-            if r["task"] == task and r["member"] == owner["member"] and r["t"] >= owner["t"]
+        # All the restoring a task needed after the kill (a further rebalance may move it
+        # again), and when it first resumed.
+        events = sorted(
+            (r for r in restored_events if r["task"] == task and r["t"] >= killed_at),
+            key=lambda r: r["t"],
         )
-        run.restored[task] = event["records"]
-        run.resume_s[task] = event["t"] - killed_at
-        run.new_owner[task] = owner["process"]
+        run.restored[task] = sum(r["records"] for r in events)
+        run.resume_s[task] = events[0]["t"] - killed_at
+        run.new_owner[task] = events[0]["process"]  # the first owner after the kill
     print("\n" + run.report())
     return run
 
@@ -329,3 +347,29 @@ def test_kafka_python_baseline_restores_the_whole_changelog(
     assert sum(kafka_python_failover.restored.values()) < sum(
         kafka_python_baseline.restored.values()
     )
+
+
+@pytest.fixture(scope="module")
+def kafka_python_cooperative_failover(app_cluster: Any, trickle: Any) -> FailoverRun:
+    return run_failover(
+        app_cluster, trickle, "counts_app_sync.py", [*STREAMS_ARGS, "--cooperative"],
+        "kafka-python cooperative streams-assign",
+    )
+
+
+def test_kafka_python_cooperative_failover_keeps_survivors_tasks_running(
+    kafka_python_cooperative_failover: FailoverRun,
+) -> None:
+    """Under KIP-429 the survivors keep running their own tasks through the rebalance after
+    the kill (no revocation, no restore); the killed ones go to their standbys."""
+    run = kafka_python_cooperative_failover
+    for task in run.victim_tasks:
+        assert run.new_owner[task] == run.standby_owner[task]
+        assert run.restored[task] <= run.standby_lag_at_kill[task]
+    survivors_tasks = {
+        (e["process"], t) for e in run.before.values() for t in e["active"]
+        if e["process"] != run.victim_process
+    }
+    stayed = survivors_tasks & run.active_first_after_kill
+    assert stayed  # most of the survivors' tasks stay where they are
+    assert run.kept_across_kill == stayed
