@@ -137,6 +137,14 @@ class StreamsProcess:
         ``host:port`` of the process for interactive queries, or ``None``.
     client_tags:
         ``client.tag.*`` values (zone, ...).
+    clock_ms:
+        The wall clock in epoch milliseconds (probing deadlines); replaceable in tests.
+
+    Attributes
+    ----------
+    last_decision:
+        The most recent :class:`~streams_assign.model.Assignment` this process made as group
+        leader, or ``None``.
     """
 
     topology: Topology
@@ -147,7 +155,6 @@ class StreamsProcess:
     endpoint: str | None = None
     client_tags: Mapping[str, str] = field(default_factory=dict)
     clock_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
-    #: The most recent decision this process made as leader (for tests and logs).
     last_decision: Assignment | None = None
 
 
