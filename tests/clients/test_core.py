@@ -291,3 +291,25 @@ def test_cooperative_withholds_tasks_still_owned_elsewhere_until_released() -> N
     assert actives == sorted([TaskId(0, p) for p in range(PARTITIONS)] +
                              [TaskId(1, p) for p in range(4)])
     assert newcomer.assignment.active
+
+
+def test_client_tags_put_standbys_in_another_zone() -> None:
+    group = Group(StreamsSettings(num_standby_replicas=1, rack_aware_assignment_tags=("zone",)))
+    zones = ["eu-1a", "eu-1a", "eu-1b", "eu-1b"]
+    for zone in zones:
+        group.add_process().client_tags = {"zone": zone}
+    group.rebalance()
+    members = list(group.members.values())
+    zone_of = {s.process.process_id: s.process.client_tags["zone"] for s in members}
+    standbys = [(t, s.process.process_id) for s in members for t in s.assignment.standby]
+    assert len(standbys) == PARTITIONS
+    for task, process in standbys:
+        assert zone_of[process] != zone_of[group.owner(task)]
+
+
+def test_the_leader_runs_the_assignor_named_in_the_settings() -> None:
+    group = Group(StreamsSettings(assignor="sticky"))
+    leader = group.add_process()
+    group.add_process()
+    group.rebalance()
+    assert leader.last_decision is not None and leader.last_decision.assignor == "sticky"
