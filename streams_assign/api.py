@@ -14,9 +14,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from streams_assign.assignors.fallback import select_assignor
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import UnknownAssignorError
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
+
+__all__ = [
+    "ASSIGNORS",
+    "TaskAssignor",
+    "UnknownAssignorError",
+    "as_cluster_state",
+    "assign",
+    "get_assignor",
+]
 
 
 class TaskAssignor(Protocol):
@@ -34,10 +43,6 @@ ASSIGNORS: dict[str, str] = {
     "sticky": "streams_assign.assignors.sticky:LegacyStickyTaskAssignor",
     "fallback_prior": "streams_assign.assignors.fallback:FallbackPriorTaskAssignor",
 }
-
-
-class UnknownAssignorError(StreamsAssignError, ValueError):
-    """The assignor name is not one of :data:`ASSIGNORS`."""
 
 
 def get_assignor(name: str) -> TaskAssignor:
