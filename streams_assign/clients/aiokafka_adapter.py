@@ -37,6 +37,11 @@ from streams_assign.clients.core import (
     partition_counts,
 )
 
+__all__ = [
+    "AiokafkaStreamsAssignor",
+]
+
+
 log = logging.getLogger(__name__)
 
 

@@ -27,6 +27,23 @@ from dataclasses import dataclass, field
 from streams_assign.errors import StreamsAssignError
 from streams_assign.model import LONG_MAX_VALUE, TaskId
 
+__all__ = [
+    "EARLIEST_SUPPORTED_VERSION",
+    "LATEST_SUPPORTED_VERSION",
+    "NO_ERROR",
+    "NO_PROBING",
+    "VERSION_PROBING",
+    "AssignmentInfo",
+    "CodecError",
+    "SubscriptionInfo",
+    "decode_assignment",
+    "decode_subscription",
+    "encode_assignment",
+    "encode_subscription",
+    "read_header",
+]
+
+
 #: The version this code writes by default, and the highest it reads.
 LATEST_SUPPORTED_VERSION = 2
 #: The oldest version still decoded.

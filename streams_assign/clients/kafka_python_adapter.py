@@ -40,6 +40,11 @@ from streams_assign.clients.core import (
     partition_counts,
 )
 
+__all__ = [
+    "KafkaPythonStreamsAssignor",
+]
+
+
 log = logging.getLogger(__name__)
 
 

@@ -16,6 +16,11 @@ from typing import Any
 
 from streams_assign.clients.topology import TopicPartition
 
+__all__ = [
+    "KafkaEndOffsets",
+]
+
+
 log = logging.getLogger(__name__)
 
 

@@ -31,6 +31,19 @@ from streams_assign.clients.topology import TopicPartition, Topology
 from streams_assign.errors import StreamsAssignError
 from streams_assign.model import LONG_MAX_VALUE, TaskId
 
+__all__ = [
+    "CHECKPOINT_FILE",
+    "OFFSET_UNKNOWN",
+    "PROCESS_FILE",
+    "StateDirectory",
+    "StateError",
+    "TaskStore",
+    "offset_sum",
+    "read_checkpoint",
+    "write_checkpoint",
+]
+
+
 CHECKPOINT_FILE = ".checkpoint"
 PROCESS_FILE = "kafka-streams-process-metadata"
 #: Kafka's ``OffsetCheckpoint.OFFSET_UNKNOWN``: skipped when summing.

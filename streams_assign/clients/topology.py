@@ -15,6 +15,16 @@ from dataclasses import dataclass
 from streams_assign.errors import StreamsAssignError
 from streams_assign.model import TaskId
 
+__all__ = [
+    "EndOffsetFetcher",
+    "Subtopology",
+    "Topology",
+    "TopologyError",
+    "TopicPartition",
+    "partitions_by_endpoint",
+]
+
+
 #: A topic partition, ``(topic, partition)``.
 TopicPartition = tuple[str, int]
 

@@ -75,6 +75,7 @@ def assignments(draw: st.DrawFn) -> AssignmentInfo:
     )
 
 
+@settings(deadline=None)  # a shared 2-core machine: no per-example deadline
 @given(subscriptions())
 def test_subscription_round_trips_at_its_version(info: SubscriptionInfo) -> None:
     decoded = decode_subscription(encode_subscription(info))
@@ -91,6 +92,7 @@ def test_subscription_round_trips_at_its_version(info: SubscriptionInfo) -> None
     )
 
 
+@settings(deadline=None)  # a shared 2-core machine: no per-example deadline
 @given(assignments())
 def test_assignment_round_trips_at_its_version(info: AssignmentInfo) -> None:
     decoded = decode_assignment(encode_assignment(info))
@@ -156,6 +158,7 @@ def test_broken_subscriptions_raise_codec_error(data: bytes) -> None:
         decode_subscription(data)
 
 
+@settings(deadline=None)  # a shared 2-core machine: no per-example deadline
 @given(st.binary(max_size=200))
 def test_fuzzed_bytes_raise_only_codec_error(data: bytes) -> None:
     for decode in (decode_subscription, decode_assignment):
@@ -163,6 +166,7 @@ def test_fuzzed_bytes_raise_only_codec_error(data: bytes) -> None:
             decode(data)
 
 
+@settings(deadline=None)  # a shared 2-core machine: no per-example deadline
 @given(subscriptions(), st.data())
 def test_mutated_subscriptions_raise_only_codec_error(
     info: SubscriptionInfo, data: st.DataObject
@@ -178,7 +182,7 @@ def test_mutated_subscriptions_raise_only_codec_error(
 TOPOLOGY = Topology((Subtopology(0, ("in",), ("app-store-changelog",)),))
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=60), min_size=1, max_size=4))
 def test_fuzzed_user_data_never_raises_out_of_the_leader(garbage: list[bytes]) -> None:
     process = StreamsProcess(
