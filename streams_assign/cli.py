@@ -77,6 +77,11 @@ COMMANDS: tuple[Command, ...] = (
         extra="optimal",
     ),
     Command(
+        "plan",
+        "streams_assign.commands.plan",
+        "what-if: add, remove, kill or bounce instances and plan the whole convergence",
+    ),
+    Command(
         "consumer-assign",
         "streams_assign.consumer.command",
         "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)",
