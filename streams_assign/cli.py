@@ -103,6 +103,7 @@ EXTRA_MODULES: dict[str, str] = {
     "pyarrow": "lag",
     "duckdb": "bench",
     "yaml": "yaml",
+    "jinja2": "report",
 }
 
 
