@@ -23,12 +23,14 @@ __all__ = ["PageTable", "convergence_tables", "plan_page", "render_page"]
 
 @dataclass(frozen=True)
 class PageTable:
-    """A table of the page: a title, headings, rows of text cells, notes under it."""
+    """A table of the page: a title, headings, rows of text cells, notes under it; the columns
+    of ``text_columns`` are aligned left, the others (figures) right."""
 
     title: str
     headings: Sequence[str]
     rows: Sequence[Sequence[str]]
     notes: Sequence[str] = field(default_factory=tuple)
+    text_columns: Sequence[int] = (0,)
 
 
 def render_page(
@@ -142,6 +144,7 @@ def convergence_tables(convergences: Sequence[Convergence]) -> list[PageTable]:
                 ),
                 rows,
                 notes,
+                text_columns=(0, 2, 3),
             )
         )
     return tables
