@@ -1,0 +1,59 @@
+"""simulate --plot / --report, and compare's convergence scores and its gap wording."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from streams_assign.cli import main
+from streams_assign.optimal.compare import _target_gap_cell
+from streams_assign.planning.convergence import RestoreRates
+from streams_assign.planning.scores import convergence_scores
+from streams_assign.scenario import load_cluster_state
+from streams_assign.simulation.replay import replay
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SCALE_OUT = SHARED / "scenarios" / "kafka-diff" / "input" / "s0001-scale_out.json"
+
+
+@pytest.fixture(scope="module")
+def scale_out() -> Path:
+    if not SCALE_OUT.exists():
+        pytest.fail(f"shared scenario {SCALE_OUT} is missing")
+    return SCALE_OUT
+
+
+def test_simulate_writes_plot_and_report(scale_out: Path, tmp_path: Path) -> None:
+    png, html = tmp_path / "c.png", tmp_path / "c.html"
+    argv = ["simulate", str(scale_out), "--restore-rate", "500"]
+    assert main([*argv, "--plot", str(png), "--report", str(html)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = html.read_text()
+    assert "high_availability: every rebalance" in page and "data:image/png;base64," in page
+
+
+def test_simulate_refuses_a_bad_plot_name_before_any_work(
+    scale_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "c.gif"
+    assert main(["simulate", str(scale_out), "--plot", str(bad)]) == 2
+    assert f"--plot {bad}: use a .png, .svg, .pdf file name" in capsys.readouterr().err
+    assert not bad.exists()
+
+
+def test_probing_rebalances_to_go_match_the_replay(scale_out: Path) -> None:
+    cluster = load_cluster_state(scale_out)
+    scores = convergence_scores(cluster, ["high_availability"], RestoreRates(10_000.0))
+    rounds = replay(cluster, 10_000.0)
+    assert scores["high_availability"].probing_rebalances == len(rounds) - 1 > 0
+
+
+def test_a_negative_target_gap_reads_not_balanced_yet() -> None:
+    gaps = {"restore_records": -62_300, "moves": Fraction(2)}
+    cell = _target_gap_cell(gaps, 9)
+    assert cell.replace("\n", " ") == "not balanced yet (9 probing rebalances to go)"
+    assert "-" not in cell
+    assert _target_gap_cell(gaps, None).startswith("-62.3k rec")
+    assert _target_gap_cell({"restore_records": 5}, 9) == "+5 rec"
