@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from streams_assign.errors import UsageError
 
@@ -69,6 +70,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     how.add_argument("--max-rounds", type=int, default=50, help="rebalances at most (default 50)")
     how.add_argument(
+        "--optimal",
+        action="store_true",
+        help="also solve the target optimum of the next state with CP-SAT (optimal extra) and "
+        "show its one-step cost beside each convergence",
+    )
+    how.add_argument(
+        "--time-limit",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="CP-SAT wall-time limit in seconds for --optimal (default 10)",
+    )
+    how.add_argument(
         "--session-timeout-ms",
         type=int,
         default=DEFAULT_SESSION_TIMEOUT_MS,
@@ -86,6 +100,8 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--restore-rate must be > 0 records/s, got {args.restore_rate:g}")
     if args.max_rounds < 1:
         raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
+    if not args.time_limit > 0:
+        raise UsageError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
     if args.session_timeout_ms < 0:
         raise UsageError(f"--session-timeout-ms must be >= 0, got {args.session_timeout_ms}")
     from streams_assign.planning.output import check_output
@@ -137,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
             session_timeout_ms=args.session_timeout_ms,
             source=str(args.file),
         )
+    if args.optimal:
+        plan = _with_optimum(plan, args.time_limit)
     _write_outputs(args, plan)
     if args.json:
         import json
@@ -147,6 +165,23 @@ def run(args: argparse.Namespace) -> int:
 
         print_plan(plan)
     return 0
+
+
+def _with_optimum(plan: Any, time_limit: float) -> Any:
+    """The plan with the target optimum's one-step cost of its next state (CP-SAT)."""
+    from dataclasses import replace
+
+    from streams_assign.optimal.model import Problem
+    from streams_assign.optimal.solve import solve_optimal
+
+    result = solve_optimal(plan.after, Problem.TARGET, time_limit=time_limit)
+    if result.metrics is None:
+        return plan
+    optimum = {
+        "restore_records": int(result.metrics.restore_records),
+        "moves": int(result.metrics.moves),
+    }
+    return replace(plan, optimum=optimum)
 
 
 def _rates(args: argparse.Namespace):  # type: ignore[no-untyped-def]

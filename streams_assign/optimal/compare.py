@@ -379,6 +379,7 @@ def plot_comparison(
     figure.savefig(buffer, format=target.suffix.lstrip(".").lower() or "png", dpi=110)
     write_atomic(target, buffer.getvalue())
 
+
 __all__ = [
     "COLUMNS",
     "Comparison",

@@ -33,6 +33,9 @@ class Plan:
         One per assignor, in the order asked.
     errors:
         Per assignor that refused the state: Kafka's exception message.
+    optimum:
+        The target optimum's one-step cost of ``after`` (``restore_records`` in records,
+        ``moves`` in tasks), when it was solved (``plan --optimal``).
     """
 
     source: str
@@ -42,6 +45,7 @@ class Plan:
     rates: RestoreRates
     convergences: tuple[Convergence, ...]
     errors: tuple[tuple[str, str], ...] = ()
+    optimum: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The plan as a JSON document (what ``plan --json`` prints)."""
@@ -55,6 +59,7 @@ class Plan:
             "probing_rebalance_interval_ms": self.after.configs.probing_rebalance_interval_ms,
             "assignors": [c.to_json() for c in self.convergences],
             "errors": [{"assignor": name, "error": message} for name, message in self.errors],
+            "optimal_target_one_step": self.optimum,
         }
 
 

@@ -98,7 +98,15 @@ def print_plan(plan: Plan, console: Console | None = None) -> None:
         f"{plan.rates.default:g} records/s per task"
         + (f" ({measured} measured (client, task) rates)" if measured else "")
     )
-    console.print(totals_table(plan.convergences, title="until stable, per assignor"))
+    if plan.optimum is not None:
+        from streams_assign.planning.scores import convergence_vs_optimum_table
+
+        scores = {c.assignor: c for c in plan.convergences}
+        console.print(
+            convergence_vs_optimum_table(scores, plan.optimum, "until stable, per assignor")
+        )
+    else:
+        console.print(totals_table(plan.convergences, title="until stable, per assignor"))
     labels = short_client_ids([c.id for c in plan.after.clients])
     for convergence in plan.convergences:
         console.print(

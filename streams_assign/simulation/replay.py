@@ -223,6 +223,7 @@ def replay(
         state = next_cluster_state(state, result, restored)
     return reports
 
+
 __all__ = [
     "RoundReport",
     "next_cluster_state",
