@@ -82,6 +82,11 @@ COMMANDS: tuple[Command, ...] = (
         "what-if: add, remove, kill or bounce instances and plan the whole convergence",
     ),
     Command(
+        "init",
+        "streams_assign.commands.init",
+        "write a commented example cluster state to start from",
+    ),
+    Command(
         "consumer-assign",
         "streams_assign.consumer.command",
         "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)",
