@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from streams_assign.planning.convergence import Convergence
 from streams_assign.report import short_client_ids
@@ -77,7 +77,11 @@ def convergence_figure(convergences: Sequence[Convergence]) -> Figure:
         raise ValueError("nothing to plot: no convergence")
     several = len(convergences) > 1
     figure = Figure(figsize=(12.0, 8.0 if several else 4.2), layout="constrained")
-    top, bottom = figure.subfigures(2, 1) if several else (figure, None)
+    top: Any = figure
+    bottom: Any = None
+    if several:
+        parts: Any = figure.subfigures(2, 1)
+        top, bottom = parts[0], parts[1]
     upper = top.subplots(1, 2)
     _tasks_per_client(upper[0], convergences[0])
     _left_to_restore(upper[1], convergences)
