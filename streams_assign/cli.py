@@ -82,6 +82,11 @@ COMMANDS: tuple[Command, ...] = (
         "what-if: add, remove, kill or bounce instances and plan the whole convergence",
     ),
     Command(
+        "lags",
+        "streams_assign.commands.lags",
+        "the changelog lag of every replica, caught up or not, and when it will be",
+    ),
+    Command(
         "init",
         "streams_assign.commands.init",
         "write a commented example cluster state to start from",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -57,3 +58,30 @@ def test_a_negative_target_gap_reads_not_balanced_yet() -> None:
     assert "-" not in cell
     assert _target_gap_cell(gaps, None).startswith("-62.3k rec")
     assert _target_gap_cell({"restore_records": 5}, 9) == "+5 rec"
+
+
+def test_lags_lists_every_replica_with_kafkas_caught_up_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    crash = SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json"
+    cluster = load_cluster_state(crash)
+    assert main(["lags", str(crash), "--json", "--restore-rate", "1000"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    replicas = document["replicas"]
+    assert len(replicas) == sum(len(c.task_lags) for c in cluster.clients)
+    acceptable = cluster.configs.acceptable_recovery_lag
+    for row in replicas:
+        lag = row["lag"]
+        if lag == -2:
+            assert row["state"] == "running active" and row["catch_up_s"] is None
+        elif lag > acceptable:
+            assert row["state"] == "behind"
+            assert row["catch_up_s"] == -(-(lag - acceptable) // 1000)
+        elif lag >= 0:
+            assert row["state"] == "caught up"
+
+
+def test_lags_refuses_a_bad_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    crash = SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json"
+    assert main(["lags", str(crash), "--restore-rate", "-5"]) == 2
+    assert "--restore-rate must be > 0 records/s, got -5" in capsys.readouterr().err
