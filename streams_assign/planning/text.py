@@ -49,7 +49,7 @@ def totals_table(convergences: Sequence[Convergence], title: str | None = None) 
 
 def _moves_text(moves: Sequence[Move], labels: dict[str, str]) -> str:
     shown = [
-        f"{m.task} {labels.get(m.source, '-') if m.source else 'none'}>{labels[m.target]}"
+        f"{m.task}:{labels.get(m.source, '-') if m.source else 'none'}>{labels[m.target]}"
         for m in moves[:_MOVES_SHOWN]
     ]
     more = len(moves) - _MOVES_SHOWN
@@ -61,7 +61,7 @@ def rounds_table(convergence: Convergence, labels: dict[str, str], title: str) -
     table = Table(title=title)
     table.add_column("#", justify="right")
     table.add_column("min", justify="right")
-    table.add_column("active moves (task from>to)", overflow="fold", max_width=34)
+    table.add_column("active moves (task:from>to)", overflow="fold", max_width=34)
     table.add_column("warm\nups", justify="right")
     table.add_column("to restore", justify="right")
     table.add_column("restored", justify="right")
