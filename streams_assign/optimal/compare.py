@@ -53,11 +53,11 @@ SHORT = {
     "active_load_spread": "act.\nspread",
     "stateful_load_spread": "stf.\nspread",
     "subtopology_skew": "skew",
-    "unavailable_actives": "unavail.",
+    "unavailable_actives": "un-\navail.",
     "restore_records": "restore\nrecords",
     "moves": "moves",
     "warmups": "warm-\nups",
-    "standbys_missing": "stby\nmissing",
+    "standbys_missing": "stby\nmiss.",
 }
 
 
@@ -293,17 +293,19 @@ def comparison_table(
     Spreads are tasks per thread, skew and counts are tasks, restore records are records
     (from 10,000 on shown as k = thousands, M = millions, G = billions, 3 digits).
     """
-    # No vertical rules and no outer edge: 12 columns then fit 100 without cutting headings.
+    # No vertical rules and no outer edge: 11 columns then fit 100 without cutting headings.
     table = Table(
         title=title or f"{comparison.cluster.name or 'cluster'}: assignors vs the optimum",
         box=box.SIMPLE_HEAD,
         show_edge=False,
-        padding=(0, 1, 0, 0),
+        padding=0,
     )
-    table.add_column("assignor", no_wrap=True)
-    table.add_column("status")
+    # The status goes under the assignor's name, and every heading keeps its width.
+    table.add_column("assignor\n(status)", no_wrap=True)
     for name, _ in COLUMNS:
-        table.add_column(SHORT[name], justify="right")
+        heading = SHORT[name]
+        width = max(len(line) for line in heading.split("\n"))
+        table.add_column(heading, justify="right", no_wrap=True, min_width=width)
     table.add_column("gap to\nimmediate", no_wrap=True)
     table.add_column("gap to\ntarget", no_wrap=True)
     for row in comparison.rows:
@@ -312,8 +314,7 @@ def comparison_table(
         else:
             cells = [_short(getattr(row.metrics, name)) for name, _ in COLUMNS]
         table.add_row(
-            row.name,
-            row.status,
+            f"{row.name}\n({row.status})",
             *cells,
             _gap_cell(comparison.gap(row, Problem.IMMEDIATE)),
             _target_gap_cell(

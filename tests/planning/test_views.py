@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -85,3 +86,26 @@ def test_lags_refuses_a_bad_rate(capsys: pytest.CaptureFixture[str]) -> None:
     crash = SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json"
     assert main(["lags", str(crash), "--restore-rate", "-5"]) == 2
     assert "--restore-rate must be > 0 records/s, got -5" in capsys.readouterr().err
+
+
+def test_compare_table_fits_100_columns_without_cutting(scale_out: Path) -> None:
+    from rich.console import Console
+
+    from streams_assign.optimal.compare import compare_assignors, comparison_table
+
+    cluster = load_cluster_state(scale_out)
+    comparison = compare_assignors(cluster, time_limit=2.0)
+    scores = convergence_scores(
+        cluster,
+        [r.name for r in comparison.rows if not r.name.startswith("optimal_")],
+        RestoreRates(10_000.0),
+    )
+    to_go = {name: c.probing_rebalances for name, c in scores.items() if c.converged}
+    console = Console(width=100, record=True, file=io.StringIO())
+    console.print(comparison_table(comparison, probing_to_go=to_go))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "…" not in text
+    for row in comparison.rows:
+        assert row.name in text
+    assert "not balanced" in text and "probing" in text
