@@ -92,6 +92,11 @@ COMMANDS: tuple[Command, ...] = (
         "write a commented example cluster state to start from",
     ),
     Command(
+        "protocols",
+        "streams_assign.streams_group_compare",
+        "the classic HA decision beside the KIP-1071 streams-group decision for one cluster",
+    ),
+    Command(
         "consumer-assign",
         "streams_assign.consumer.command",
         "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)",

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from streams_assign.errors import StreamsAssignError
 
+__all__ = ["ConnectCommandError", "HELP", "configure", "run"]
+
 HELP = "replay Kafka Connect's eager or incremental cooperative assignor round by round"
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from streams_assign.connect.model import ConnectorTaskId, ConnectRound
 from streams_assign.connect.result import RoundResult, WorkerAssignment
 
+__all__ = ["eager_assign"]
+
 
 def eager_assign(round_: ConnectRound) -> RoundResult:
     """One eager rebalance: every worker has stopped everything; all work is dealt anew.

@@ -12,6 +12,16 @@ from typing import NamedTuple
 
 from streams_assign.javacompat import int32, java_string_hash_code
 
+__all__ = [
+    "CONNECT_ASSIGNORS",
+    "ConnectRound",
+    "ConnectSequence",
+    "ConnectorTaskId",
+    "DEFAULT_MAX_DELAY_MS",
+    "PROTOCOL_VERSIONS",
+    "WorkerMember",
+]
+
 CONNECT_ASSIGNORS = ("eager", "incremental")
 """``connect.protocol`` families: ``eager`` (``EagerAssignor``) and ``incremental``
 (``IncrementalCooperativeAssignor``)."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 from streams_assign.connect.model import ConnectorTaskId, WorkerMember
 from streams_assign.javacompat import JavaHashSet, java_string_hash_code
 
+__all__ = ["java_hash_set_capacity", "reported_ownership"]
+
 
 def java_hash_set_capacity(size: int) -> int:
     """Initial capacity of ``new HashSet<>(collection)``: ``max(size / .75f + 1, 16)``."""

@@ -7,6 +7,8 @@ from streams_assign.connect.incremental import replay_incremental
 from streams_assign.connect.model import ConnectSequence
 from streams_assign.connect.result import RoundResult
 
+__all__ = ["replay_connect"]
+
 
 def replay_connect(sequence: ConnectSequence) -> list[RoundResult]:
     """Every round's decision of the sequence's assignor.

@@ -7,6 +7,8 @@ from typing import Any
 
 from streams_assign.connect.model import ConnectorTaskId
 
+__all__ = ["RoundResult", "WorkerAssignment", "rounds_to_json"]
+
 
 @dataclass(frozen=True)
 class WorkerAssignment:

@@ -23,6 +23,8 @@ from streams_assign.connect.model import (
 )
 from streams_assign.errors import InvalidScenarioError
 
+__all__ = ["InvalidConnectSequenceError", "load_connect_sequence", "parse_connect_sequence"]
+
 
 class InvalidConnectSequenceError(InvalidScenarioError):
     """A Connect sequence document breaks the format (path and value in the message)."""

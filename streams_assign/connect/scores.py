@@ -32,6 +32,8 @@ from typing import Any
 from streams_assign.connect.model import ConnectorTaskId, ConnectSequence
 from streams_assign.connect.result import RoundResult
 
+__all__ = ["DEFAULT_REBALANCE_MS", "RoundScore", "SequenceScore", "score_sequence"]
+
 Item = str | ConnectorTaskId
 
 DEFAULT_REBALANCE_MS = 1000

@@ -23,6 +23,8 @@ from streams_assign.connect.model import (
 )
 from streams_assign.connect.result import RoundResult
 
+__all__ = ["MAX_FOLLOW_UPS", "simulate_connect"]
+
 MAX_FOLLOW_UPS = 20
 """Follow-up rebalances allowed after one event before the simulation stops adding them."""
 

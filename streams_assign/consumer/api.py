@@ -11,6 +11,8 @@ from streams_assign.consumer.roundrobin import assign_roundrobin
 from streams_assign.consumer.scenario import InvalidConsumerStateError
 from streams_assign.consumer.sticky import assign_cooperative_sticky, assign_sticky
 
+__all__ = ["CONSUMER_ASSIGNORS", "assign_consumer_group"]
+
 CONSUMER_ASSIGNORS: dict[str, Callable[[ConsumerGroupState], Assignment]] = {
     "range": assign_range,
     "roundrobin": assign_roundrobin,

@@ -19,6 +19,8 @@ from typing import Any
 
 from streams_assign.errors import StreamsAssignError
 
+__all__ = ["ConsumerCommandError", "HELP", "configure", "run"]
+
 HELP = "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)"
 
 

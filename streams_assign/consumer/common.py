@@ -11,6 +11,8 @@ from __future__ import annotations
 from streams_assign.consumer.model import ConsumerGroupState, MemberSubscription, TopicPartition
 from streams_assign.javacompat import JavaHashMap, java_string_hash_code
 
+__all__ = ["empty_assignment", "member_info_key", "partitions_per_topic", "subscriptions_map"]
+
 Assignment = dict[str, list[TopicPartition]]
 """Member id -> assigned partitions (Kafka's ``Map<String, List<TopicPartition>>``)."""
 

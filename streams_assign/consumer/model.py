@@ -12,6 +12,14 @@ from typing import NamedTuple
 
 from streams_assign.javacompat import int32, java_string_hash_code
 
+__all__ = [
+    "ASSIGNOR_NAMES",
+    "ConsumerGroupState",
+    "DEFAULT_GENERATION",
+    "MemberSubscription",
+    "TopicPartition",
+]
+
 ASSIGNOR_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 """The ``partition.assignment.strategy`` names of Kafka's four consumer assignors."""
 

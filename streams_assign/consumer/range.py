@@ -14,6 +14,8 @@ from streams_assign.consumer.common import (
 )
 from streams_assign.consumer.model import ConsumerGroupState, TopicPartition
 
+__all__ = ["assign_range"]
+
 
 class _TopicAssignmentState:
     """``RangeAssignor.TopicAssignmentState``: one topic's consumers, quotas and racks."""

@@ -11,6 +11,8 @@ from streams_assign.consumer.common import (
 )
 from streams_assign.consumer.model import ConsumerGroupState, TopicPartition
 
+__all__ = ["assign_roundrobin"]
+
 
 def assign_roundrobin(state: ConsumerGroupState) -> Assignment:
     """Deal all partitions, topic by topic in name order, round robin over the members.

@@ -18,6 +18,13 @@ from streams_assign.consumer.model import (
 )
 from streams_assign.errors import InvalidScenarioError
 
+__all__ = [
+    "InvalidConsumerStateError",
+    "assignment_to_json",
+    "load_consumer_state",
+    "parse_consumer_state",
+]
+
 
 class InvalidConsumerStateError(InvalidScenarioError):
     """A consumer-group state document breaks the format (path and value in the message)."""

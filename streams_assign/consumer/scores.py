@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from streams_assign.consumer.common import Assignment
 from streams_assign.consumer.model import ConsumerGroupState
 
+__all__ = ["COOPERATIVE_ASSIGNORS", "ConsumerScore", "score_consumer_assignment"]
+
 COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
 """Assignors that run under the cooperative rebalance protocol."""
 

@@ -34,6 +34,8 @@ from streams_assign.consumer.model import (
 from streams_assign.errors import TaskAssignmentError
 from streams_assign.javacompat import JavaHashMap, JavaHashSet, java_string_hash_code
 
+__all__ = ["assign_cooperative_sticky", "assign_sticky"]
+
 
 def _tp_hash(tp: TopicPartition) -> int:
     return tp.java_hash_code()
