@@ -31,6 +31,7 @@ demo: $(STAMP)
 	$(BIN)/python -m lag.demo
 
 test: $(STAMP) $(KAFKA_STAMP)
+	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 
 # The edit loop: everything but Spark, the broker and the long solver runs (under a minute).

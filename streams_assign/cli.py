@@ -77,6 +77,21 @@ COMMANDS: tuple[Command, ...] = (
         extra="optimal",
     ),
     Command(
+        "plan",
+        "streams_assign.commands.plan",
+        "what-if: add, remove, kill or bounce instances and plan the whole convergence",
+    ),
+    Command(
+        "lags",
+        "streams_assign.commands.lags",
+        "the changelog lag of every replica, caught up or not, and when it will be",
+    ),
+    Command(
+        "init",
+        "streams_assign.commands.init",
+        "write a commented example cluster state to start from",
+    ),
+    Command(
         "protocols",
         "streams_assign.streams_group_compare",
         "the classic HA decision beside the KIP-1071 streams-group decision for one cluster",
@@ -113,6 +128,7 @@ EXTRA_MODULES: dict[str, str] = {
     "pyarrow": "lag",
     "duckdb": "bench",
     "yaml": "yaml",
+    "jinja2": "report",
 }
 
 
