@@ -9,7 +9,8 @@ assignment with the generation, then runs the same timeline through the simulato
 the pause (from the first member's revocation to the last member's assignment).
 
 kafka-python speaks only the eager protocol, so the cooperative half of the comparison is not
-made here. Usage: ``python benchmarks/protocol_real_broker.py``
+made here. Needs the ``clients`` extra (kafka-python) and ``make kafka``. Usage:
+``python benchmarks/protocol_real_broker.py``
 """
 
 from __future__ import annotations
