@@ -35,14 +35,12 @@ from __future__ import annotations
 
 import logging
 import math
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from streams_assign.assignors.state import AssignmentState
-from streams_assign.errors import InvalidScenarioError, StreamsAssignError, TaskAssignmentError
+from streams_assign.errors import StreamsAssignError, TaskAssignmentError
 from streams_assign.model import ClusterState, TaskId
 
 log = logging.getLogger(__name__)
@@ -120,22 +118,16 @@ class RackAwareTaskAssignor:
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.configs = cluster.configs
-        extensions = cluster.extensions
-        known = set(cluster.stateful_tasks) | set(cluster.stateless_tasks)
-        self.partitions_for_task: dict[TaskId, tuple[TopicPartition, ...]] = _parse_task_partitions(
-            extensions.get("task_partitions"), "task_partitions", known
+        self.partitions_for_task: Mapping[TaskId, tuple[TopicPartition, ...]] = (
+            cluster.task_partitions or {}
         )
-        self.changelog_partitions_for_task: dict[TaskId, tuple[TopicPartition, ...]] = (
-            _parse_task_partitions(
-                extensions.get("task_changelog_partitions"), "task_changelog_partitions", known
-            )
+        self.changelog_partitions_for_task: Mapping[TaskId, tuple[TopicPartition, ...]] = (
+            cluster.task_changelog_partitions or {}
         )
-        self._partition_racks_input = _parse_partition_racks(extensions.get("partition_racks"))
+        self._partition_racks_input = cluster.partition_racks or {}
         self.racks_for_process: dict[str, str] = {}
         self.racks_for_partition: dict[TopicPartition, frozenset[str]] = {}
-        self._valid_client_rack = self._validate_client_rack(
-            _parse_client_racks(extensions.get("client_racks"))
-        )
+        self._valid_client_rack = self._validate_client_rack(cluster.client_racks or {})
         self._can_enable: bool | None = None
         self._miss_cache: dict[tuple[bool, int], tuple[np.ndarray, list[str]]] = {}
 
@@ -950,95 +942,6 @@ def _subtopology_groups(state: AssignmentState, task_list: Sequence[int]) -> lis
         task = state.tasks[t]
         groups.setdefault((task.subtopology, task.topology_name or ""), []).append(position)
     return [groups[key] for key in sorted(groups)]
-
-
-# -- input ------------------------------------------------------------------------------------
-def _parse_task_partitions(
-    raw: Any, path: str, known: set[TaskId]
-) -> dict[TaskId, tuple[TopicPartition, ...]]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise InvalidScenarioError(
-            path, f"must be an object of task id to [topic, partition] pairs, got {raw!r}"
-        )
-    result: dict[TaskId, tuple[TopicPartition, ...]] = {}
-    for text, pairs in raw.items():
-        where = f"{path}.{text}"
-        try:
-            task = TaskId.parse(text)
-        except InvalidScenarioError as exc:
-            raise InvalidScenarioError(where, exc.reason) from None
-        if not isinstance(pairs, list):
-            raise InvalidScenarioError(
-                where, f"must be a list of [topic, partition] pairs, got {pairs!r}"
-            )
-        partitions: list[TopicPartition] = []
-        for k, pair in enumerate(pairs):
-            partitions.append(_parse_topic_partition(pair, f"{where}[{k}]"))
-        if task not in known:
-            log.debug("%s: task %s is in neither task list; ignored", where, task)
-            continue
-        result[task] = tuple(dict.fromkeys(partitions))  # a Set<TopicPartition> in Kafka
-    return result
-
-
-def _parse_topic_partition(pair: Any, where: str) -> TopicPartition:
-    if (
-        not isinstance(pair, list)
-        or len(pair) != 2
-        or not isinstance(pair[0], str)
-        or not pair[0]
-        or isinstance(pair[1], bool)
-        or not isinstance(pair[1], int)
-        or pair[1] < 0
-    ):
-        raise InvalidScenarioError(where, f"must be a [topic, partition >= 0] pair, got {pair!r}")
-    return (pair[0], pair[1])
-
-
-def _parse_partition_racks(raw: Any) -> dict[TopicPartition, frozenset[str]]:
-    path = "partition_racks"
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise InvalidScenarioError(
-            path, f'must be an object of "topic:partition" to rack list, got {raw!r}'
-        )
-    result: dict[TopicPartition, frozenset[str]] = {}
-    for key, racks in raw.items():
-        where = f"{path}.{key}"
-        topic, sep, number = key.rpartition(":")
-        if not sep or not topic or not number.isdigit():
-            raise InvalidScenarioError(where, f'key must be "<topic>:<partition>", got {key!r}')
-        if not isinstance(racks, list) or not all(
-            r is None or (isinstance(r, str) and r) for r in racks
-        ):
-            raise InvalidScenarioError(
-                where, f"must be a list of rack names (null: a replica without rack), got {racks!r}"
-            )
-        # A replica on a broker without rack makes the partition unusable, as in Kafka.
-        result[(topic, int(number))] = frozenset() if None in racks else frozenset(racks)
-    return result
-
-
-def _parse_client_racks(raw: Any) -> dict[str, str]:
-    path = "client_racks"
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise InvalidScenarioError(path, f"must be an object of process id to rack, got {raw!r}")
-    result: dict[str, str] = {}
-    for key, rack in raw.items():
-        where = f"{path}.{key}"
-        try:
-            process_id = str(uuid.UUID(key))
-        except ValueError:
-            raise InvalidScenarioError(where, f"not a UUID: {key!r}") from None
-        if not isinstance(rack, str) or not rack:
-            raise InvalidScenarioError(where, f"must be a rack name, got {rack!r}")
-        result[process_id] = rack
-    return result
 
 __all__ = [
     "BALANCE_SUBTOPOLOGY",
