@@ -45,7 +45,6 @@ PUBLIC = [
 LONG_MODULES = {
     "streams_assign/optimal/model.py": "the CP-SAT model of both problems, one formulation",
     "streams_assign/optimal/solve.py": "the staged CP-SAT solve and its result type",
-    "streams_assign/assignors/rack_aware.py": "to be split into a package (issue #10, point 4)",
 }
 
 

@@ -1,49 +1,42 @@
-"""Rack-aware task assignment (KIP-925): Kafka's ``RackAwareTaskAssignor`` on a min-cost flow.
+"""Kafka's ``RackAwareTaskAssignor``: enablement, costs and the optimisation steps (KIP-925).
 
-After an assignor has balanced its tasks, Kafka moves tasks between clients to cut cross-rack
-traffic without changing how many tasks each client has. The cost of running task ``t`` on
-client ``c`` is ``traffic_cost`` for every partition of ``t`` with no replica on ``c``'s rack,
-plus ``non_overlap_cost`` when ``c`` is not the client that held ``t`` before the optimisation
-(reference 6.2). Two graph constructions decide which placements are allowed:
-
-- ``min_traffic`` (:class:`MinTrafficGraphConstructor`, reference 6.3): every client keeps
-  exactly its task count;
-- ``balance_subtopology`` (:class:`BalanceSubtopologyGraphConstructor`, reference 6.4): as well,
-  each client gets at most ``ceil(count / T * |tasks of the sub-topology|)`` tasks of each
-  sub-topology.
-
-Standbys are optimised pair by pair (two clients on different racks swap standbys, at most
-four rounds, reference 6.6).
-
-Kafka solves each graph by cycle cancelling with Bellman-Ford (``Graph.java``). Here the same
-graphs are solved by OR-Tools' ``SimpleMinCostFlow`` (networkx when OR-Tools is missing), so
-the optimal cost and every client's task count are Kafka's; where several placements share
-the optimal cost, the one that moves the fewest tasks is chosen (Kafka's choice follows its
-Bellman-Ford scan order). Where the optimum is unique the placement is Kafka's.
-
-The graphs are rack-compressed: a task has an arc to its current client and one arc per client
-rack (cost ``traffic * missing partitions + non_overlap_cost``), and each rack node feeds the
-clients of that rack. Every client of one rack costs the same for a task it does not hold, so
-the optimum is the dense graph's, with ``T * R`` arcs instead of ``T * C``.
-
-The input comes from optional top-level fields of the cluster state (``docs/rack-aware.md``):
-``task_partitions``, ``task_changelog_partitions``, ``partition_racks`` and ``client_racks``
-(or the racks of ``clients[].consumers``).
+The graphs it solves are built in :mod:`.graphs` (Kafka's ``MinTrafficGraphConstructor`` and
+``BalanceSubtopologyGraphConstructor``) and solved by the min-cost-flow solver it is given
+(:mod:`.flow`).
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from streams_assign.assignors.rack_aware.flow import MinCostFlowSolver, default_solver
+from streams_assign.assignors.rack_aware.graphs import (
+    GraphProblem,
+    MoveStandbyTaskPredicate,
+    movable_standbys,
+    single_owners,
+    solve_balance_subtopology,
+    solve_min_traffic,
+    subtopology_groups,
+)
 from streams_assign.assignors.state import AssignmentState
-from streams_assign.errors import StreamsAssignError, TaskAssignmentError
-from streams_assign.model import ClusterState, TaskId
+from streams_assign.errors import TaskAssignmentError
+from streams_assign.model import ClusterState, TaskId, TopicPartition
 
-log = logging.getLogger(__name__)
+__all__ = [
+    "BALANCE_SUBTOPOLOGY",
+    "MIN_TRAFFIC",
+    "STANDBY_OPTIMIZER_MAX_ITERATION",
+    "STATELESS_NON_OVERLAP_COST",
+    "STATELESS_TRAFFIC_COST",
+    "MoveStandbyTaskPredicate",
+    "RackAwareTaskAssignor",
+]
+
+log = logging.getLogger("streams_assign.assignors.rack_aware")
 
 #: Kafka's ``RackAwareTaskAssignor.STATELESS_TRAFFIC_COST`` / ``STATELESS_NON_OVERLAP_COST``.
 STATELESS_TRAFFIC_COST = 1
@@ -54,14 +47,7 @@ STANDBY_OPTIMIZER_MAX_ITERATION = 4
 MIN_TRAFFIC = "min_traffic"
 BALANCE_SUBTOPOLOGY = "balance_subtopology"
 
-#: ``move_predicate(state, source, destination, task)``: may the standby optimiser move a
-#: standby of ``task`` from ``source`` to ``destination`` (Kafka's ``MoveStandbyTaskPredicate``)?
-MoveStandbyTaskPredicate = Callable[[AssignmentState, int, int, int], bool]
 
-TopicPartition = tuple[str, int]
-
-# Tie-break arcs only when the scaled costs stay far from int64 overflow in the solver.
-_MAX_SCALED_COST = 1 << 52
 
 
 class RackAwareTaskAssignor:
@@ -70,8 +56,11 @@ class RackAwareTaskAssignor:
     Parameters
     ----------
     cluster:
-        The rebalance input. Racks and partitions are read from its extensions (see the module
-        notes); malformed values raise :class:`InvalidScenarioError` here.
+        The rebalance input; racks and partitions come from its typed extension fields
+        (``task_partitions``, ``partition_racks``, ``client_racks``, ...).
+    solver:
+        The min-cost-flow solver (:mod:`.flow`); default OR-Tools' when installed, else
+        networkx's.
 
     Attributes
     ----------
@@ -115,8 +104,9 @@ class RackAwareTaskAssignor:
     KIP-925: Rack aware task assignment in Kafka Streams.
     """
 
-    def __init__(self, cluster: ClusterState) -> None:
+    def __init__(self, cluster: ClusterState, solver: MinCostFlowSolver | None = None) -> None:
         self.cluster = cluster
+        self._solver = solver
         self.configs = cluster.configs
         self.partitions_for_task: Mapping[TaskId, tuple[TopicPartition, ...]] = (
             cluster.task_partitions or {}
@@ -130,6 +120,13 @@ class RackAwareTaskAssignor:
         self._valid_client_rack = self._validate_client_rack(cluster.client_racks or {})
         self._can_enable: bool | None = None
         self._miss_cache: dict[tuple[bool, int], tuple[np.ndarray, list[str]]] = {}
+
+    @property
+    def solver(self) -> MinCostFlowSolver:
+        """The min-cost-flow solver (the default one is chosen on first use)."""
+        if self._solver is None:
+            self._solver = default_solver()
+        return self._solver
 
     # -- enablement ------------------------------------------------------------------------
     def valid_client_rack(self) -> bool:
@@ -334,7 +331,7 @@ class RackAwareTaskAssignor:
         task_list = sorted(tasks)
         if not task_list:
             return 0
-        owners = _single_owners(state, task_list, state.active)
+        owners = single_owners(state, task_list, state.active)
         miss, client_rack = self._checked_miss(state, task_list, False)
         return int(
             sum(
@@ -405,13 +402,13 @@ class RackAwareTaskAssignor:
         task_list = sorted(tasks)
         if not task_list:
             return 0
-        owners = _single_owners(state, task_list, state.active)
+        owners = single_owners(state, task_list, state.active)
         miss, client_rack = self._checked_miss(state, task_list, False)
         clients = list(range(state.num_clients))
         orig = [0] * state.num_clients
         for c in owners:
             orig[c] += 1
-        problem = _Problem(
+        problem = GraphProblem(
             rows=miss[np.asarray(task_list)],
             current=np.asarray(owners, dtype=np.int64),
             clients=clients,
@@ -421,11 +418,11 @@ class RackAwareTaskAssignor:
             non_overlap=non_overlap_cost,
         )
         if self.configs.rack_aware_assignment_strategy == BALANCE_SUBTOPOLOGY:
-            groups = _subtopology_groups(state, task_list)
-            new_owner = _solve_balance_subtopology(problem, groups)
+            groups = subtopology_groups(state, task_list)
+            new_owner = solve_balance_subtopology(problem, groups, self.solver)
             order = [i for group in groups for i in group]
         else:
-            new_owner = _solve_min_traffic(problem)
+            new_owner = solve_min_traffic(problem, self.solver)
             order = list(range(len(task_list)))
         cost = problem.cost_of(new_owner)
         for i in order:
@@ -535,14 +532,14 @@ class RackAwareTaskAssignor:
         non_overlap_cost: int,
         move_predicate: MoveStandbyTaskPredicate | None,
     ) -> bool:
-        movable_i = _movable_standbys(state, i, j, move_predicate)
-        movable_j = _movable_standbys(state, j, i, move_predicate)
+        movable_i = movable_standbys(state, i, j, move_predicate)
+        movable_j = movable_standbys(state, j, i, move_predicate)
         if not movable_i or not movable_j:
             return False
         task_list = sorted(movable_i + movable_j)
         holder_i = set(movable_i)
         current = np.asarray([0 if t in holder_i else 1 for t in task_list], dtype=np.int64)
-        problem = _Problem(
+        problem = GraphProblem(
             rows=miss[np.asarray(task_list)],
             current=current,
             clients=[i, j],
@@ -552,7 +549,7 @@ class RackAwareTaskAssignor:
             non_overlap=non_overlap_cost,
             local_clients=True,
         )
-        new_owner = _solve_min_traffic(problem)
+        new_owner = solve_min_traffic(problem, self.solver)
         moved = False
         pair = (i, j)
         for k, task in enumerate(task_list):
@@ -562,394 +559,3 @@ class RackAwareTaskAssignor:
                 state.assign_standby(new, task)
                 moved = True
         return moved
-
-
-# -- graph problems ---------------------------------------------------------------------------
-class _Problem:
-    """One assignment problem: tasks (rows), candidate clients, costs, counts to keep.
-
-    ``current[k]`` is task ``k``'s current client, as a state client index, or, with
-    ``local_clients``, as a position in ``clients``. ``new_owner`` arrays use the same
-    convention.
-    """
-
-    def __init__(
-        self,
-        rows: np.ndarray,
-        current: np.ndarray,
-        clients: list[int],
-        client_rack: list[int],
-        orig: list[int],
-        traffic: int,
-        non_overlap: int,
-        local_clients: bool = False,
-    ) -> None:
-        self.rows = rows
-        self.clients = clients
-        self.client_rack = np.asarray(client_rack, dtype=np.int64)
-        if local_clients:
-            self.current = current
-            self.orig = np.asarray(orig, dtype=np.int64)
-        else:
-            position = {c: k for k, c in enumerate(clients)}
-            self.current = np.asarray([position[int(c)] for c in current], dtype=np.int64)
-            self.orig = np.asarray([orig[c] for c in clients], dtype=np.int64)
-        self.local_clients = local_clients
-        self.traffic = traffic
-        self.non_overlap = non_overlap
-
-    @property
-    def num_tasks(self) -> int:
-        return int(self.rows.shape[0])
-
-    def own_cost(self) -> np.ndarray:
-        """Cost of each task on its current client (no move)."""
-        return self.traffic * self.rows[np.arange(self.num_tasks), self.client_rack[self.current]]
-
-    def cost_of(self, new_owner: np.ndarray) -> int:
-        """Kafka's total cost of a placement (``new_owner`` in the caller's convention)."""
-        local = self._local(new_owner)
-        traffic = self.traffic * self.rows[np.arange(self.num_tasks), self.client_rack[local]]
-        moves = int(np.count_nonzero(local != self.current))
-        return int(traffic.sum()) + self.non_overlap * moves
-
-    def _local(self, owner: np.ndarray) -> np.ndarray:
-        if self.local_clients:
-            return owner
-        position = {c: k for k, c in enumerate(self.clients)}
-        return np.asarray([position[int(c)] for c in owner], dtype=np.int64)
-
-    def to_caller(self, local: np.ndarray) -> np.ndarray:
-        """Client positions -> the caller's convention."""
-        if self.local_clients:
-            return local
-        return np.asarray(self.clients, dtype=np.int64)[local]
-
-    def scale(self, num_nodes: int) -> int:
-        """Cost multiplier that leaves room for the fewest-moves tie-break (1 = no tie-break)."""
-        biggest = abs(self.traffic) * (int(self.rows.max()) if self.rows.size else 0) + abs(
-            self.non_overlap
-        )
-        scale = self.num_tasks + 1
-        if (biggest + 1) * scale * max(num_nodes, 1) > _MAX_SCALED_COST:
-            return 1
-        return scale
-
-    def compressed(self) -> bool:
-        """Whether rack nodes may stand for the clients of a rack (see the module notes)."""
-        num_racks = len(set(self.client_rack.tolist()))
-        return self.non_overlap >= 0 and num_racks < len(self.clients)
-
-
-def _solve_min_traffic(problem: _Problem) -> np.ndarray:
-    """MinTrafficGraphConstructor: each client keeps its count; returns the new owners."""
-    t_count, c_count = problem.num_tasks, len(problem.clients)
-    own = problem.own_cost()
-    current = problem.current
-    if not problem.compressed():
-        # Dense: task -> every client.
-        tails = np.repeat(np.arange(t_count), c_count)
-        client_pos = np.tile(np.arange(c_count), t_count)
-        heads = t_count + client_pos
-        stay = client_pos == np.repeat(current, c_count)
-        base = problem.traffic * problem.rows[tails, problem.client_rack[client_pos]]
-        num_nodes = t_count + c_count
-        scale = problem.scale(num_nodes)
-        tie = 1 if scale > 1 else 0
-        costs = np.where(stay, base * scale, (base + problem.non_overlap) * scale + tie)
-        supplies = np.concatenate([np.ones(t_count, dtype=np.int64), -problem.orig])
-        flows = _solve_flow(
-            num_nodes, tails, heads, np.ones(len(tails), dtype=np.int64), costs, supplies
-        )
-        chosen = flows > 0
-        local = np.empty(t_count, dtype=np.int64)
-        local[tails[chosen]] = client_pos[chosen]
-        return problem.to_caller(local)
-
-    rack_ids = sorted(set(problem.client_rack.tolist()))
-    r_count = len(rack_ids)
-    rack_pos = {r: k for k, r in enumerate(rack_ids)}
-    rack_node = t_count
-    client_node = t_count + r_count
-    num_nodes = client_node + c_count
-    scale = problem.scale(num_nodes)
-    tie = 1 if scale > 1 else 0
-    # Arcs: task -> its client, task -> each rack, rack -> its clients.
-    direct_tails = np.arange(t_count)
-    direct_heads = client_node + current
-    direct_costs = own * scale
-    rack_tails = np.repeat(np.arange(t_count), r_count)
-    rack_cols = np.tile(np.asarray(rack_ids, dtype=np.int64), t_count)
-    rack_heads = rack_node + np.tile(np.arange(r_count), t_count)
-    rack_costs = (
-        problem.traffic * problem.rows[rack_tails, rack_cols] + problem.non_overlap
-    ) * scale + tie
-    feed_clients = np.flatnonzero(problem.orig > 0)
-    feed_tails = rack_node + np.asarray(
-        [rack_pos[int(problem.client_rack[c])] for c in feed_clients], dtype=np.int64
-    )
-    feed_heads = client_node + feed_clients
-    tails = np.concatenate([direct_tails, rack_tails, feed_tails])
-    heads = np.concatenate([direct_heads, rack_heads, feed_heads])
-    caps = np.concatenate(
-        [np.ones(t_count + t_count * r_count, dtype=np.int64), problem.orig[feed_clients]]
-    )
-    costs = np.concatenate([direct_costs, rack_costs, np.zeros(len(feed_clients), dtype=np.int64)])
-    supplies = np.concatenate(
-        [np.ones(t_count, dtype=np.int64), np.zeros(r_count, dtype=np.int64), -problem.orig]
-    )
-    flows = _solve_flow(num_nodes, tails, heads, caps, costs, supplies)
-    local = current.copy()
-    via = flows[t_count : t_count + t_count * r_count].reshape(t_count, r_count)
-    feed = flows[t_count + t_count * r_count :]
-    rack_of_client = np.asarray([rack_pos[int(r)] for r in problem.client_rack], dtype=np.int64)
-    _zip_via_rack(local, np.arange(t_count), via, feed_clients, feed, rack_of_client)
-    return problem.to_caller(local)
-
-
-def _solve_balance_subtopology(problem: _Problem, groups: list[list[int]]) -> np.ndarray:
-    """BalanceSubtopologyGraphConstructor: counts kept, per-sub-topology caps; new owners.
-
-    Client ``c`` may take at most ``ceil(orig[c] / T * n_g)`` tasks of sub-topology ``g``
-    (``n_g`` of them are being placed; Kafka's stage-one capacity) and exactly ``orig[c]`` in
-    total (stage two). Per group: task -> (its client, g) and task -> (rack, g) -> (client, g),
-    then (client, g) -> client.
-    """
-    t_count, c_count = problem.num_tasks, len(problem.clients)
-    own = problem.own_cost()
-    current = problem.current
-    rack_ids = sorted(set(problem.client_rack.tolist()))
-    r_count = len(rack_ids)
-    rack_pos = {r: k for k, r in enumerate(rack_ids)}
-    rack_of_client = np.asarray([rack_pos[int(r)] for r in problem.client_rack], dtype=np.int64)
-    client_base = t_count + len(groups) * (r_count + c_count)
-    num_nodes = client_base + c_count
-    scale = problem.scale(num_nodes)
-    tie = 1 if scale > 1 else 0
-
-    tails: list[np.ndarray] = []
-    heads: list[np.ndarray] = []
-    caps: list[np.ndarray] = []
-    costs: list[np.ndarray] = []
-    layout: list[tuple[np.ndarray, int, np.ndarray, int]] = []  # members, via at, open, feed at
-    arcs = 0
-
-    def add(t: np.ndarray, h: np.ndarray, cap: np.ndarray, cost: np.ndarray) -> int:
-        nonlocal arcs
-        tails.append(t)
-        heads.append(h)
-        caps.append(cap)
-        costs.append(cost)
-        arcs += len(t)
-        return arcs - len(t)
-
-    for g, members in enumerate(groups):
-        idx = np.asarray(members, dtype=np.int64)
-        k = len(members)
-        rack_base = t_count + g * (r_count + c_count)
-        cg_base = rack_base + r_count
-        cap = np.asarray(
-            [math.ceil(int(o) * 1.0 / t_count * k) if o > 0 else 0 for o in problem.orig],
-            dtype=np.int64,
-        )
-        add(idx, cg_base + current[idx], np.ones(k, dtype=np.int64), own[idx] * scale)
-        via_tails = np.repeat(idx, r_count)
-        via_cols = np.tile(np.asarray(rack_ids, dtype=np.int64), k)
-        via_costs = problem.traffic * problem.rows[via_tails, via_cols] + problem.non_overlap
-        via_at = add(
-            via_tails,
-            rack_base + np.tile(np.arange(r_count), k),
-            np.ones(k * r_count, dtype=np.int64),
-            via_costs * scale + tie,
-        )
-        open_clients = np.flatnonzero(cap > 0)
-        zeros = np.zeros(len(open_clients), dtype=np.int64)
-        feed_at = add(
-            rack_base + rack_of_client[open_clients],
-            cg_base + open_clients,
-            cap[open_clients],
-            zeros,
-        )
-        add(cg_base + open_clients, client_base + open_clients, cap[open_clients], zeros)
-        layout.append((idx, via_at, open_clients, feed_at))
-
-    supplies = np.zeros(num_nodes, dtype=np.int64)
-    supplies[:t_count] = 1
-    supplies[client_base:] = -problem.orig
-    flows = _solve_flow(
-        num_nodes,
-        np.concatenate(tails),
-        np.concatenate(heads),
-        np.concatenate(caps),
-        np.concatenate(costs),
-        supplies,
-        infeasible_message=f"max flow calculated doesn't match taskSize: {t_count}",
-    )
-    local = current.copy()
-    for idx, via_at, open_clients, feed_at in layout:
-        via = flows[via_at : via_at + len(idx) * r_count].reshape(len(idx), r_count)
-        feed = flows[feed_at : feed_at + len(open_clients)]
-        _zip_via_rack(local, idx, via, open_clients, feed, rack_of_client)
-    return problem.to_caller(local)
-
-
-def _zip_via_rack(
-    local: np.ndarray,
-    members: np.ndarray,
-    via: np.ndarray,
-    feed_clients: np.ndarray,
-    feed: np.ndarray,
-    rack_of_client: np.ndarray,
-) -> None:
-    """Hand the tasks that flowed through each rack node to that rack's clients.
-
-    ``via[m, r]`` is the flow of task ``members[m]`` into rack ``r``; ``feed[q]`` the flow from
-    its rack into client ``feed_clients[q]``. Clients of one rack cost the same for a task they
-    do not hold, so any pairing is optimal: tasks ascending meet clients ascending.
-    """
-    incoming: dict[int, list[int]] = {}
-    for m, r in zip(*np.nonzero(via), strict=True):
-        incoming.setdefault(int(r), []).append(int(members[int(m)]))
-    slots: dict[int, list[int]] = {}
-    for q, c in enumerate(feed_clients.tolist()):
-        if feed[q] > 0:
-            slots.setdefault(int(rack_of_client[c]), []).extend([c] * int(feed[q]))
-    for r, tasks in incoming.items():
-        for t, c in zip(sorted(tasks), slots.get(r, []), strict=True):
-            local[t] = c
-
-
-def _solve_flow(
-    num_nodes: int,
-    tails: np.ndarray,
-    heads: np.ndarray,
-    caps: np.ndarray,
-    costs: np.ndarray,
-    supplies: np.ndarray,
-    infeasible_message: str = "no feasible rack-aware assignment keeps the task counts",
-) -> np.ndarray:
-    """Min-cost flow meeting every node's supply; the flow on each arc.
-
-    OR-Tools' ``SimpleMinCostFlow`` (cost-scaling push-relabel); networkx's network simplex
-    when OR-Tools is not installed.
-
-    Raises
-    ------
-    TaskAssignmentError
-        When no flow meets the supplies (Kafka's "max flow ... doesn't match taskSize").
-    StreamsAssignError
-        When neither OR-Tools nor networkx is installed.
-    """
-    tails = np.asarray(tails, dtype=np.int64)
-    heads = np.asarray(heads, dtype=np.int64)
-    caps = np.asarray(caps, dtype=np.int64)
-    costs = np.asarray(costs, dtype=np.int64)
-    supplies = np.asarray(supplies, dtype=np.int64)
-    try:
-        from ortools.graph.python import min_cost_flow
-    except ImportError:
-        return _solve_flow_networkx(
-            num_nodes, tails, heads, caps, costs, supplies, infeasible_message
-        )
-    solver = min_cost_flow.SimpleMinCostFlow()
-    arcs = solver.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, costs)
-    solver.set_nodes_supplies(np.arange(num_nodes, dtype=np.int64), supplies)
-    status = solver.solve()
-    if status == solver.INFEASIBLE:
-        raise TaskAssignmentError(infeasible_message)
-    if status != solver.OPTIMAL:
-        raise TaskAssignmentError(f"min-cost flow solver failed with status {status}")
-    return np.asarray(solver.flows(arcs), dtype=np.int64)
-
-
-def _solve_flow_networkx(
-    num_nodes: int,
-    tails: np.ndarray,
-    heads: np.ndarray,
-    caps: np.ndarray,
-    costs: np.ndarray,
-    supplies: np.ndarray,
-    infeasible_message: str,
-) -> np.ndarray:
-    try:
-        import networkx as nx
-    except ImportError:
-        raise StreamsAssignError(
-            "rack-aware assignment needs OR-Tools or networkx: "
-            "pip install 'streams-assign[optimal]'"
-        ) from None
-    # A MultiDiGraph would allow parallel arcs; the graphs here have none, so key by (u, v).
-    graph = nx.DiGraph()
-    for node in range(num_nodes):
-        graph.add_node(node, demand=-int(supplies[node]))
-    for u, v, cap, cost in zip(
-        tails.tolist(), heads.tolist(), caps.tolist(), costs.tolist(), strict=True
-    ):
-        graph.add_edge(u, v, capacity=cap, weight=cost)
-    try:
-        flow = nx.min_cost_flow(graph)
-    except nx.NetworkXUnfeasible:
-        raise TaskAssignmentError(infeasible_message) from None
-    return np.asarray(
-        [flow[u][v] for u, v in zip(tails.tolist(), heads.tolist(), strict=True)], dtype=np.int64
-    )
-
-
-# -- helpers ----------------------------------------------------------------------------------
-def _single_owners(
-    state: AssignmentState, task_list: Sequence[int], role: Sequence[set[int]]
-) -> list[int]:
-    """Each task's one holder in ``role``; Kafka's errors for a task held twice or never."""
-    owner: dict[int, int] = {}
-    wanted = set(task_list)
-    for c, held in enumerate(role):
-        for t in sorted(held & wanted):
-            if t in owner:
-                raise TaskAssignmentError(
-                    f"Task {state.tasks[t]} assigned to multiple clients "
-                    f"{state.client_ids[c]}, {state.client_ids[owner[t]]}"
-                )
-            owner[t] = c
-    for t in task_list:
-        if t not in owner:
-            raise TaskAssignmentError(f"Task {state.tasks[t]} not assigned to any client")
-    return [owner[t] for t in task_list]
-
-
-def _movable_standbys(
-    state: AssignmentState,
-    source: int,
-    destination: int,
-    predicate: MoveStandbyTaskPredicate | None,
-) -> list[int]:
-    """Kafka's ``getMovableTasks``: source's standbys the destination may take, sorted."""
-    return sorted(
-        t
-        for t in state.standby[source]
-        if not state.has_assigned(destination, t)
-        and (predicate is None or predicate(state, source, destination, t))
-    )
-
-
-def _subtopology_groups(state: AssignmentState, task_list: Sequence[int]) -> list[list[int]]:
-    """Positions in ``task_list`` grouped by sub-topology, in Kafka's ``Subtopology`` order.
-
-    Kafka's ``tasksForTopicGroup`` holds every task of a sub-topology; the graph only keeps
-    the ones being placed. ``Subtopology.compareTo`` orders by id, then topology name.
-    """
-    groups: dict[tuple[int, str], list[int]] = {}
-    for position, t in enumerate(task_list):
-        task = state.tasks[t]
-        groups.setdefault((task.subtopology, task.topology_name or ""), []).append(position)
-    return [groups[key] for key in sorted(groups)]
-
-__all__ = [
-    "BALANCE_SUBTOPOLOGY",
-    "MIN_TRAFFIC",
-    "MoveStandbyTaskPredicate",
-    "RackAwareTaskAssignor",
-    "STANDBY_OPTIMIZER_MAX_ITERATION",
-    "STATELESS_NON_OVERLAP_COST",
-    "STATELESS_TRAFFIC_COST",
-    "TopicPartition",
-]
