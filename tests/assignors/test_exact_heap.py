@@ -123,6 +123,7 @@ def test_small_random_clusters_match_literal(seed: int) -> None:
     assert fast == literal
 
 
+@pytest.mark.slow
 def test_scale_scenario_matches_literal() -> None:
     fast, literal = _both(parse_cluster_state(scale_scenario(40)))
     assert fast == literal

@@ -653,6 +653,7 @@ def with_synthetic_racks(document: dict[str, Any], seed: int) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_kafka_diff_scenarios_keep_stateful_placement_without_traffic_cost(
     shared_scenarios: Path,
 ) -> None:
