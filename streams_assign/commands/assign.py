@@ -73,15 +73,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(json.dumps({str(p): a.to_json() for p, _, a in results}, indent=1))
         return 0
-    from rich.console import Console
-
+    from streams_assign.commands._common import console
     from streams_assign.report import print_assignment
 
-    console = Console()
+    out = console()
     for _, cluster, assignment in results:
-        print_assignment(cluster, assignment, console=console)
+        print_assignment(cluster, assignment, console=out)
         for warning in cluster.warnings:
-            console.print(f"[yellow]warning:[/] {warning}")
+            out.print(f"[yellow]warning:[/] {warning}")
     return 0
 
 
