@@ -119,13 +119,6 @@ class JavaClientHeap:
             self._sift_down(0, last)
         return result
 
-    def poll_through(self, answer: int) -> list[int]:
-        """``poll`` until ``answer`` comes out; the clients polled before it, in order."""
-        polled: list[int] = []
-        while (result := self.poll()) != answer:
-            polled.append(result)
-        return polled
-
     def remove(self, item: int) -> bool:
         """Java's ``remove(Object)``: ``indexOf`` then ``removeAt``."""
         queue = self.array
