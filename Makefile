@@ -12,6 +12,7 @@ KAFKA_STAMP := .kafka/.fetched
 
 $(KAFKA_STAMP): kafka/pom.xml
 	bash scripts/ensure-java.sh
+	bash scripts/ensure-maven.sh
 	mvn -q -B -f kafka/pom.xml package
 	touch $(KAFKA_STAMP)
 
@@ -30,6 +31,7 @@ demo: $(STAMP)
 	$(BIN)/python -m lag.demo
 
 test: $(STAMP) $(KAFKA_STAMP)
+	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 
 # The edit loop: everything but Spark, the broker and the long solver runs (under a minute).

@@ -76,6 +76,36 @@ COMMANDS: tuple[Command, ...] = (
         "compare Kafka's assignors with the optimum of each problem",
         extra="optimal",
     ),
+    Command(
+        "plan",
+        "streams_assign.commands.plan",
+        "what-if: add, remove, kill or bounce instances and plan the whole convergence",
+    ),
+    Command(
+        "lags",
+        "streams_assign.commands.lags",
+        "the changelog lag of every replica, caught up or not, and when it will be",
+    ),
+    Command(
+        "init",
+        "streams_assign.commands.init",
+        "write a commented example cluster state to start from",
+    ),
+    Command(
+        "protocols",
+        "streams_assign.streams_group_compare",
+        "the classic HA decision beside the KIP-1071 streams-group decision for one cluster",
+    ),
+    Command(
+        "consumer-assign",
+        "streams_assign.consumer.command",
+        "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)",
+    ),
+    Command(
+        "connect-replay",
+        "streams_assign.connect.command",
+        "replay Kafka Connect's eager or incremental cooperative assignor round by round",
+    ),
 )
 
 #: Top-level module of an optional dependency -> the pip extra that installs it.
@@ -88,6 +118,7 @@ EXTRA_MODULES: dict[str, str] = {
     "pyarrow": "lag",
     "duckdb": "bench",
     "yaml": "yaml",
+    "jinja2": "report",
 }
 
 

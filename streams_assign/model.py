@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid as _uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import total_ordering
 from typing import Any
@@ -469,6 +469,11 @@ class Assignment:
         return document
 
 
+def sorted_tasks(tasks: Iterable[TaskId]) -> tuple[TaskId, ...]:
+    """Tasks in Kafka's TaskId order, as a tuple."""
+    return tuple(sorted(tasks))
+
+
 __all__ = [
     "Assignment",
     "AssignmentConfigs",
@@ -486,4 +491,5 @@ __all__ = [
     "is_caught_up",
     "java_uuid_hash_code",
     "process_id_sort_key",
+    "sorted_tasks",
 ]

@@ -19,6 +19,30 @@ def shared_scenarios() -> Path:
     return SCENARIOS
 
 
+@pytest.fixture(scope="session")
+def kafka_broker(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """One real Kafka broker (KRaft, loopback) shared by every ``kafka`` test of the session.
+
+    FAILS (never skips) with the reason when Kafka's jars or a JDK are missing (``make kafka``
+    fetches them from Maven Central). Stopped at the end of the session; its logs are kept, and
+    their folder printed, when a test failed.
+    """
+    from streams_assign.testing.java import KafkaJarsMissingError
+    from streams_assign.testing.kafka import KafkaBroker
+
+    broker = KafkaBroker()
+    try:
+        broker.start()
+    except KafkaJarsMissingError as exc:
+        pytest.fail(f"the kafka tests need Apache Kafka's jars: {exc}", pytrace=False)
+    try:
+        yield broker
+    finally:
+        kept = broker.stop(keep_logs=request.session.testsfailed > 0)
+        if kept is not None:
+            print(f"\nKafka broker logs kept in {kept / 'logs'}")
+
+
 #: Fixtures that start something heavy, and the marker their tests get (``make test-fast``
 #: deselects ``spark``, ``kafka`` and ``slow``): a JVM-backed Spark session, a Kafka broker.
 HEAVY_FIXTURES = {"spark": "spark", "kafka_broker": "kafka"}

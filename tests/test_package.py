@@ -45,6 +45,13 @@ PUBLIC = [
 LONG_MODULES = {
     "streams_assign/optimal/model.py": "the CP-SAT model of both problems, one formulation",
     "streams_assign/optimal/solve.py": "the staged CP-SAT solve and its result type",
+    "streams_assign/assignors/streams_group_sticky.py": (
+        "the twin of Kafka's StickyTaskAssignor, one class in Java, kept step for step beside it"
+    ),
+    "streams_assign/consumer/sticky.py": (
+        "the twin of Kafka's AbstractStickyAssignor (general and constrained paths share state)"
+    ),
+    "streams_assign/streams_group.py": "to be split: format load/validate/dump and conversion",
 }
 
 

@@ -15,7 +15,15 @@ if TYPE_CHECKING:
 
     from streams_assign.model import ClusterState
 
-__all__ = ["TABLE_WIDTH", "console", "load_cluster", "load_json", "naming", "output_dir"]
+__all__ = [
+    "TABLE_WIDTH",
+    "console",
+    "load_cluster",
+    "load_input",
+    "load_json",
+    "naming",
+    "output_dir",
+]
 
 #: The widest a printed table gets, in columns (rich wraps cells to fit).
 TABLE_WIDTH = 100
@@ -43,6 +51,28 @@ def load_cluster(path: str | Path) -> ClusterState:
 
     try:
         return load_cluster_state(path)
+    except StreamsAssignError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def load_input(path: str | Path) -> Any:
+    """Read either input of ``assign``: a cluster state, or a streams-group state (KIP-1071).
+
+    The two are told apart by their fields (``members`` and ``topology`` make a streams-group
+    state; see :func:`streams_assign.api.load_document`).
+
+    Raises
+    ------
+    UsageError
+        When the file cannot be read or breaks its format, naming the file, the JSON path and
+        the value.
+    """
+    from streams_assign.api import load_document
+
+    try:
+        return load_document(path)
     except StreamsAssignError as exc:
         raise UsageError(f"{path}: {exc}") from None
     except OSError as exc:

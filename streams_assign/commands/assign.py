@@ -1,7 +1,9 @@
 """``streams-assign assign FILE... [--json] [--output-dir DIR] [--assignor NAME]``.
 
 The next rebalance's assignment of each cluster-state file (Kafka's
-``HighAvailabilityTaskAssignor`` by default). With ``--output-dir`` (batch mode) every good
+``HighAvailabilityTaskAssignor`` by default), or of each streams-group state (KIP-1071, told apart
+by its ``members`` and ``topology``; decided by ``streams_group_sticky``, the group
+coordinator's ``StickyTaskAssignor``). With ``--output-dir`` (batch mode) every good
 input's assignment is written whole to ``DIR/<input file name>``, the bad inputs are listed on
 one line and the exit status is 2 when there is any.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from streams_assign.errors import StreamsAssignError, UsageError
 
@@ -18,7 +21,13 @@ __all__ = ["configure", "run"]
 
 #: The assignor names of ``api.ASSIGNORS`` (kept here so that ``--help`` imports no assignor;
 #: a test checks both lists agree).
-ASSIGNOR_CHOICES = ("fallback_prior", "high_availability", "sticky")
+ASSIGNOR_CHOICES = (
+    "fallback_prior",
+    "high_availability",
+    "lag_aware_sticky",
+    "sticky",
+    "streams_group_sticky",
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -32,10 +41,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--assignor",
-        default="high_availability",
+        default=None,
         choices=ASSIGNOR_CHOICES,
-        help="which of Kafka's assignors decides (default high_availability; fallback_prior "
-        "runs instead when every stateful lag is -3, as Kafka does after a failed lag fetch)",
+        help="which assignor decides (default high_availability for a cluster state, "
+        "streams_group_sticky for a streams-group state; fallback_prior runs instead when "
+        "every stateful lag is -3, as Kafka does after a failed lag fetch)",
     )
 
 
@@ -53,16 +63,15 @@ def run(args: argparse.Namespace) -> int:
         For an unreadable or invalid input (naming the file, JSON path and value); in batch
         mode after the good inputs are written.
     """
-    from streams_assign.api import assign
-    from streams_assign.commands._common import load_cluster
+    from streams_assign.commands._common import load_input
 
     if args.output_dir is not None:
         return _batch(args)
     results = []
     for path in args.files:
-        cluster = load_cluster(path)
+        state = load_input(path)
         try:
-            results.append((Path(path), cluster, assign(cluster, assignor=args.assignor)))
+            results.append((Path(path), state, _decide(state, args)))
         except StreamsAssignError as exc:
             raise UsageError(f"{path}: {exc}") from None
     if args.json:
@@ -75,18 +84,34 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from streams_assign.commands._common import console
     from streams_assign.report import print_assignment
+    from streams_assign.streams_group import StreamsGroupState
+    from streams_assign.streams_group_cli import print_streams_group_assignment
 
     out = console()
-    for _, cluster, assignment in results:
-        print_assignment(cluster, assignment, console=out)
-        for warning in cluster.warnings:
+    for _, state, assignment in results:
+        if isinstance(state, StreamsGroupState):
+            print_streams_group_assignment(state, assignment, console=out)
+            continue
+        print_assignment(state, assignment, console=out)
+        for warning in state.warnings:
             out.print(f"[yellow]warning:[/] {warning}")
     return 0
 
 
-def _batch(args: argparse.Namespace) -> int:
+def _decide(state: Any, args: argparse.Namespace) -> Any:
+    """The assignment of one input: per member for a streams group, per client otherwise."""
     from streams_assign.api import assign
-    from streams_assign.commands._common import load_cluster, output_dir
+    from streams_assign.streams_group import StreamsGroupState
+
+    if isinstance(state, StreamsGroupState):
+        from streams_assign.streams_group_cli import assign_streams_group_cli
+
+        return assign_streams_group_cli(state, args)
+    return assign(state, assignor=args.assignor or "high_availability")
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from streams_assign.commands._common import load_input, output_dir
     from streams_assign.io import dumps_json, write_atomic
 
     names = [Path(p).name for p in args.files]
@@ -98,8 +123,7 @@ def _batch(args: argparse.Namespace) -> int:
     written = 0
     for path in args.files:
         try:
-            cluster = load_cluster(path)
-            assignment = assign(cluster, assignor=args.assignor)
+            assignment: Any = _decide(load_input(path), args)
         except UsageError as exc:
             failures.append(str(exc))
             continue
