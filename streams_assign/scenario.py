@@ -17,7 +17,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from streams_assign._dump import cluster_state_to_json
+from streams_assign._yaml import YAML_HINT as _YAML_HINT
+from streams_assign._yaml import load_yaml as _load_yaml
 from streams_assign.errors import InvalidScenarioError, InvalidTaskIdError
+from streams_assign.extensions import EXTENSION_KEYS, Extensions, parse_extensions
 from streams_assign.model import (
     LATEST_OFFSET,
     LONG_MAX_VALUE,
@@ -58,18 +62,6 @@ KAFKA_CONFIG_NAMES = {
     "rack.aware.assignment.traffic_cost": "rack_aware_assignment_traffic_cost",
     "rack.aware.assignment.non_overlap_cost": "rack_aware_assignment_non_overlap_cost",
 }
-#: Optional top-level fields of the format extensions (zones, threads, racks, revocation),
-#: documented in docs/formats.md and read by the assignors that need them.
-EXTENSION_KEYS = frozenset(
-    {
-        "leader",
-        "task_partitions",
-        "task_changelog_partitions",
-        "partition_racks",
-        "client_racks",
-        "now_ms",
-    }
-)
 _TOP_KEYS = (
     frozenset(
         {
@@ -129,7 +121,6 @@ def load_cluster_state(path: str | Path) -> ClusterState:
 
 #: File name endings read as YAML (with PyYAML, the ``yaml`` extra).
 YAML_SUFFIXES = (".yaml", ".yml")
-_YAML_HINT = "YAML input needs PyYAML: pip install 'streams-assign[yaml]'"
 
 
 def loads_cluster_state(text: str) -> ClusterState:
@@ -161,47 +152,6 @@ def loads_cluster_state(text: str) -> ClusterState:
         if not isinstance(document, dict):
             raise InvalidScenarioError("", message) from None
     return parse_cluster_state(document)
-
-
-def _load_yaml(text: str, required: bool) -> Any:
-    """The YAML document in ``text``; ``None`` when PyYAML is missing and not ``required``.
-
-    Task ids such as ``1_3`` stay strings: YAML 1.1 would read them as the integer 13, so the
-    loader resolves only plain integers and floats without underscores.
-    """
-    try:
-        import yaml
-    except ModuleNotFoundError:
-        if required:
-            raise InvalidScenarioError("", _YAML_HINT) from None
-        return None
-    try:
-        return yaml.load(text, Loader=_strict_yaml_loader(yaml))  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InvalidScenarioError("", f"malformed YAML: {problem}{where}") from None
-
-
-@functools.cache
-def _strict_yaml_loader(yaml: Any) -> Any:
-    class StrictLoader(yaml.SafeLoader):  # type: ignore[misc,name-defined]
-        pass
-
-    StrictLoader.yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith((":int", ":float"))]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-    StrictLoader.add_implicit_resolver(
-        "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
-    )
-    StrictLoader.add_implicit_resolver(
-        "tag:yaml.org,2002:float",
-        re.compile(r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"),
-        list("-+0123456789."),
-    )
-    return StrictLoader
 
 
 def parse_cluster_state(document: Any) -> ClusterState:
@@ -268,6 +218,7 @@ def parse_cluster_state(document: Any) -> ClusterState:
     for key in ("name", "description"):
         if key in document and not isinstance(document[key], str):
             raise InvalidScenarioError(key, f"must be a string, got {_kind(document[key])}")
+    extensions = parse_extensions(document, stateful_set | stateless_set, clients, warnings)
     for message in warnings:
         log.warning(message)
     return ClusterState(
@@ -280,6 +231,7 @@ def parse_cluster_state(document: Any) -> ClusterState:
         description=document.get("description"),
         extensions={k: document[k] for k in EXTENSION_KEYS if k in document},
         warnings=tuple(warnings),
+        **{name: getattr(extensions, name) for name in Extensions.__slots__},
     )
 
 
@@ -590,71 +542,6 @@ def _parse_consumers(
             ConsumerState(member, prev_active, prev_standby, tuple((t, p) for t, p in owned), rack)
         )
     return tuple(consumers)
-
-
-def cluster_state_to_json(state: ClusterState) -> dict[str, Any]:
-    """The cluster-state document of a :class:`ClusterState` (inverse of parsing)."""
-    document: dict[str, Any] = {}
-    if state.name is not None:
-        document["name"] = state.name
-    if state.description is not None:
-        document["description"] = state.description
-    cfg = state.configs
-    configs: dict[str, Any] = {
-        "acceptable_recovery_lag": cfg.acceptable_recovery_lag,
-        "max_warmup_replicas": cfg.max_warmup_replicas,
-        "num_standby_replicas": cfg.num_standby_replicas,
-        "probing_rebalance_interval_ms": cfg.probing_rebalance_interval_ms,
-    }
-    if cfg.rack_aware_assignment_tags:
-        configs["rack_aware_assignment_tags"] = list(cfg.rack_aware_assignment_tags)
-    if cfg.rack_aware_assignment_strategy != "none":
-        configs["rack_aware_assignment_strategy"] = cfg.rack_aware_assignment_strategy
-    for key in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost"):
-        if getattr(cfg, key) is not None:
-            configs[key] = getattr(cfg, key)
-    document["configs"] = configs
-    document["stateful_tasks"] = [str(t) for t in state.stateful_tasks]
-    document["stateless_tasks"] = [str(t) for t in state.stateless_tasks]
-    if state.changelog_end_offset_sums is not None:
-        document["changelog_end_offset_sums"] = {
-            str(t): v for t, v in state.changelog_end_offset_sums.items()
-        }
-    clients = []
-    for client in state.clients:
-        entry: dict[str, Any] = {
-            "id": client.id,
-            "capacity": client.capacity,
-            "prev_active": [str(t) for t in client.prev_active],
-            "prev_standby": [str(t) for t in client.prev_standby],
-        }
-        if client.task_offset_sums is not None:
-            entry["task_offset_sums"] = {str(t): v for t, v in client.task_offset_sums.items()}
-        else:
-            entry["task_lags"] = {str(t): v for t, v in client.task_lags.items()}
-        if client.tags:
-            entry["tags"] = dict(client.tags)
-        if client.rack is not None:
-            entry["rack"] = client.rack
-        if client.consumers is not None:
-            entry["consumers"] = [
-                {
-                    "member_id": c.member_id,
-                    "prev_active": [str(t) for t in c.prev_active],
-                    "prev_standby": [str(t) for t in c.prev_standby],
-                    **(
-                        {"owned_partitions": [list(p) for p in c.owned_partitions]}
-                        if c.owned_partitions
-                        else {}
-                    ),
-                    **({"rack": c.rack} if c.rack is not None else {}),
-                }
-                for c in client.consumers
-            ]
-        clients.append(entry)
-    document["clients"] = clients
-    document.update(state.extensions)
-    return document
 
 
 def _unknown(what: str, key: Any, known: Iterable[str]) -> str:

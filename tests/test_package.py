@@ -45,7 +45,6 @@ PUBLIC = [
 LONG_MODULES = {
     "streams_assign/optimal/model.py": "the CP-SAT model of both problems, one formulation",
     "streams_assign/optimal/solve.py": "the staged CP-SAT solve and its result type",
-    "streams_assign/assignors/rack_aware.py": "to be split into a package (issue #10, point 4)",
     "streams_assign/assignors/streams_group_sticky.py": (
         "the twin of Kafka's StickyTaskAssignor, one class in Java, kept step for step beside it"
     ),
@@ -175,3 +174,28 @@ def test_no_module_is_over_600_lines_unless_listed() -> None:
     }
     over = {name for name, lines in long.items() if lines > 600}
     assert over <= set(LONG_MODULES), f"over 600 lines: {over - set(LONG_MODULES)}"
+
+
+def _all_imports(path: Path) -> set[str]:
+    """streams_assign modules a module imports anywhere, lazily inside functions included."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return {name for name in found if name.startswith("streams_assign")}
+
+
+def test_the_assignors_do_not_import_each_other_in_a_circle_even_lazily() -> None:
+    names = {module_name(p): p for p in modules() if "assignors" in module_name(p)}
+    graph = nx.DiGraph()
+    for name, path in names.items():
+        graph.add_node(name)
+        for target in _all_imports(path):
+            if target in names and target != name and not target.endswith(".assignors"):
+                graph.add_edge(name, target)
+    assert list(nx.simple_cycles(graph)) == []
+    assert graph.has_edge(
+        "streams_assign.assignors.standby_factory", "streams_assign.assignors.tag_aware"
+    )

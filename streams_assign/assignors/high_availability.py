@@ -18,7 +18,7 @@ from streams_assign.assignors.movements import (
     assign_active_task_movements,
     assign_standby_task_movements,
 )
-from streams_assign.assignors.standby import create_standby_task_assignor
+from streams_assign.assignors.standby_factory import create_standby_task_assignor
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.model import Assignment, ClusterState
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from streams_assign.assignors.priority import ConstrainedPrioritySet, KafkaLiteralPrioritySet
+from streams_assign._java.priority import ConstrainedPrioritySet, KafkaLiteralPrioritySet
 from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     Assignment,

@@ -31,15 +31,15 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from streams_assign.assignors.state import AssignmentState
-from streams_assign.errors import TaskAssignmentError
-from streams_assign.javacompat import (
+from streams_assign._java.hash_order import (
     JavaHashMap,
     JavaHashSet,
     spread,
     table_size_for,
     task_id_hash_code,
 )
+from streams_assign.assignors.state import AssignmentState
+from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     LATEST_OFFSET,
     Assignment,

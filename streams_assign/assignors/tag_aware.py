@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, MutableMapping, Sequence, Set
 
-from streams_assign.assignors.priority import PrioritySet
-from streams_assign.assignors.standby import assign_standbys_to_least_loaded_clients
+from streams_assign._java.hash_order import JavaHashMap, task_hash_map
+from streams_assign._java.priority import PrioritySet
+from streams_assign.assignors.standby_utils import assign_standbys_to_least_loaded_clients
 from streams_assign.assignors.state import AssignmentState
-from streams_assign.javacompat import JavaHashMap, task_hash_map
 from streams_assign.model import TaskId
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,22 @@ from typing import TYPE_CHECKING, Any
 from streams_assign.errors import StreamsAssignError, UsageError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from streams_assign.model import ClusterState
 
-__all__ = ["load_cluster", "load_input", "load_json", "naming", "output_dir"]
+__all__ = [
+    "TABLE_WIDTH",
+    "console",
+    "load_cluster",
+    "load_input",
+    "load_json",
+    "naming",
+    "output_dir",
+]
+
+#: The widest a printed table gets, in columns (rich wraps cells to fit).
+TABLE_WIDTH = 100
 
 
 def load_cluster(path: str | Path) -> ClusterState:
@@ -127,3 +140,11 @@ def naming(path: str | Path, *others: str | Path) -> Iterator[None]:
         if any(str(exc).startswith(f"{p}:") for p in (path, *others)):
             raise
         raise UsageError(f"{path}: {exc}") from None
+
+
+def console() -> Console:
+    """A rich console for stdout at most :data:`TABLE_WIDTH` columns wide."""
+    from rich.console import Console
+
+    out = Console()
+    return out if out.width <= TABLE_WIDTH else Console(width=TABLE_WIDTH)

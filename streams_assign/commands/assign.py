@@ -82,20 +82,19 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(json.dumps({str(p): a.to_json() for p, _, a in results}, indent=1))
         return 0
-    from rich.console import Console
-
+    from streams_assign.commands._common import console
     from streams_assign.report import print_assignment
     from streams_assign.streams_group import StreamsGroupState
     from streams_assign.streams_group_cli import print_streams_group_assignment
 
-    console = Console()
+    out = console()
     for _, state, assignment in results:
         if isinstance(state, StreamsGroupState):
-            print_streams_group_assignment(state, assignment, console=console)
+            print_streams_group_assignment(state, assignment, console=out)
             continue
-        print_assignment(state, assignment, console=console)
+        print_assignment(state, assignment, console=out)
         for warning in state.warnings:
-            console.print(f"[yellow]warning:[/] {warning}")
+            out.print(f"[yellow]warning:[/] {warning}")
     return 0
 
 

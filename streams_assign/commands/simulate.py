@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--restore-rate must be > 0 records/s, got {args.restore_rate}")
     if args.max_rounds < 1:
         raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
-    from streams_assign.commands._common import load_cluster, naming
+    from streams_assign.commands._common import console, load_cluster, naming
     from streams_assign.simulation.commands import print_replay, replay_json
     from streams_assign.simulation.replay import replay
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(replay_json(reports))
     else:
-        print_replay(cluster, reports, args.file, args.restore_rate)
+        print_replay(cluster, reports, args.file, args.restore_rate, console())
     return 0
 
 

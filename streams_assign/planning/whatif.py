@@ -234,6 +234,9 @@ def apply_changes(cluster: ClusterState, changes: Changes) -> ClusterState:
         configs=configs,
         clients=tuple(clients),
         extensions=_without_clients(dict(cluster.extensions), gone),
+        client_racks=None
+        if cluster.client_racks is None
+        else {pid: rack for pid, rack in cluster.client_racks.items() if pid not in gone},
     )
 
 

@@ -166,3 +166,21 @@ def test_every_subcommand_names_the_file_in_its_error(argv: list[str], tmp_path:
     assert err.count("\n") == 1, err
     named = str(bad) if "{bad}" in argv else str(good)
     assert err.startswith(f"streams-assign: error: {named}: ") or f" {named}: " in err, err
+
+
+@pytest.mark.parametrize("command", ["assign", "simulate"])
+def test_tables_fit_100_columns_on_a_wide_terminal(
+    command: str, monkeypatch, capsys, tmp_path: Path
+) -> None:
+    from streams_assign.simulation.generators import scale_scenario
+
+    monkeypatch.setenv("COLUMNS", "240")
+    state = tmp_path / "wide.json"
+    document = scale_scenario(6, stateful_tasks=200, stateless_tasks=100, seed=2)
+    for client in document["clients"]:
+        client["tags"] = {"zone": "a-rather-long-zone-name-" + client["id"][:8]}
+    state.write_text(json.dumps(document), encoding="utf-8")
+    assert main([command, str(state)]) == 0
+    out = capsys.readouterr().out
+    assert out.strip()
+    assert max(len(line) for line in out.splitlines()) <= 100

@@ -134,6 +134,7 @@ def test_compare_json_has_a_row_per_assignor_and_gaps(capsys, data):
     assert document["optima"]["target"]["status"] == "OPTIMAL"
 
 
+@pytest.mark.slow
 def test_compare_table_and_plot(capsys, data, tmp_path):
     plot = tmp_path / "compare.png"
     status, out, err = run(capsys, "compare", str(data.path("hand-cluster")), "--plot", str(plot))

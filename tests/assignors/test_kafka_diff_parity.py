@@ -15,7 +15,7 @@ import pytest
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.scenario import load_cluster_state
 
-SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios"
 INPUTS = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
 
 

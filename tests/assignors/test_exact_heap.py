@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from streams_assign.assignors import java_heap
+from streams_assign._java import heap as java_heap
+from streams_assign._java.heap import ExactCaughtUpClients, JavaClientHeap, _remove_key
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.assignors.java_heap import ExactCaughtUpClients, JavaClientHeap, _remove_key
 from streams_assign.assignors.priority import JavaPriorityQueue, java_hash_set_order
 from streams_assign.scenario import parse_cluster_state
 from streams_assign.simulation.generators import random_scenario, scale_scenario
@@ -123,6 +123,7 @@ def test_small_random_clusters_match_literal(seed: int) -> None:
     assert fast == literal
 
 
+@pytest.mark.slow
 def test_scale_scenario_matches_literal() -> None:
     fast, literal = _both(parse_cluster_state(scale_scenario(40)))
     assert fast == literal

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import random
+import sys
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -19,19 +21,13 @@ from hypothesis import strategies as st
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.model import ClusterState
 from streams_assign.scenario import parse_cluster_state
-from streams_assign.simulation.generators import random_scenario
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strategies import cluster_documents  # noqa: E402
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@st.composite
-def cluster_documents(
-    draw: st.DrawFn, max_clients: int = 10, max_tasks: int = 24
-) -> dict[str, Any]:
-    seed = draw(st.integers(min_value=0, max_value=2**32 - 1))
-    return random_scenario(random.Random(seed), max_clients=max_clients, max_tasks=max_tasks)
 
 
 def holders(assignment: Any, task: Any) -> int:

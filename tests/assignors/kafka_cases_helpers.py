@@ -19,7 +19,7 @@ from streams_assign.assignors.high_availability import HighAvailabilityTaskAssig
 from streams_assign.model import LONG_MAX_VALUE, Assignment, ClusterState, TaskId
 from streams_assign.scenario import parse_cluster_state
 
-DATA = Path(__file__).resolve().parent / "data" / "kafka_tests"
+DATA = Path(__file__).resolve().parents[1] / "data" / "kafka_tests"
 HA_CASES = DATA / "high_availability"
 MOVEMENT_CASES = DATA / "task_movement"
 

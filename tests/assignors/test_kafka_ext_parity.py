@@ -19,7 +19,7 @@ import pytest
 
 from streams_assign.api import assign
 
-EXT = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios" / "kafka-ext"
+EXT = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-ext"
 INPUTS = sorted((EXT / "input").glob("*.json")) if EXT.is_dir() else []
 
 
