@@ -33,6 +33,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         "high_availability",
         {"tags": True, "threads": True, "revocation": True},
     ),
+    "sticky": ("sticky", {}),
+    "sticky-threads": ("sticky", {"threads": True}),
+    "fallback-prior": ("fallback_prior", {}),
 }
 
 

@@ -61,6 +61,7 @@ public final class StreamsReferenceHarness {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
     private static final long LONG_MAX = Long.MAX_VALUE;
+    private static final long LATEST_OFFSET = -2L;
 
     private StreamsReferenceHarness() {
     }
@@ -321,7 +322,7 @@ public final class StreamsReferenceHarness {
                     ends.put(task, endOffsetSums.getOrDefault(task, LONG_MAX));
                 }
                 scratch.computeTaskLags(client.id, ends);
-                for (final TaskId task : stateful) {
+                for (final TaskId task : sums.keySet()) {
                     given.put(task, scratch.lagFor(task));
                 }
             } else {
@@ -332,6 +333,19 @@ public final class StreamsReferenceHarness {
                     }
                 });
             }
+            // As ClientState.initializePrevTasks derives them: a reported task running as active
+            // (offset sum LATEST_OFFSET) is a previous active, any other reported task a previous standby.
+            for (final TaskId task : new TreeSet<>(given.keySet())) {
+                if (given.get(task) == LATEST_OFFSET) {
+                    client.prevActive.add(task);
+                }
+            }
+            for (final TaskId task : new TreeSet<>(given.keySet())) {
+                if (!client.prevActive.contains(task)) {
+                    client.prevStandby.add(task);
+                }
+            }
+            client.prevStandby.removeAll(client.prevActive);
             for (final TaskId task : stateful) {
                 final Long lag = given.get(task);
                 client.lags.put(task, lag != null ? lag : endOffsetSums.getOrDefault(task, LONG_MAX));
@@ -340,10 +354,12 @@ public final class StreamsReferenceHarness {
         }
 
         Built build() {
+            // Kafka fills these hash containers in the order its leader meets members and partitions,
+            // which the input does not record; the convention (ours too) is ProcessId / TaskId order,
+            // which only decides the order inside one hash bucket.
             final Built built = new Built();
-            built.statefulTasks.addAll(stateful);
-            built.allTasks.addAll(stateful);
-            built.allTasks.addAll(stateless);
+            built.statefulTasks.addAll(new TreeSet<>(stateful));
+            built.allTasks.addAll(new TreeSet<>(allTasksInOrder()));
             final Field lagField;
             try {
                 lagField = ClientState.class.getDeclaredField("taskLagTotals");
@@ -352,7 +368,9 @@ public final class StreamsReferenceHarness {
                 throw new IllegalStateException("ClientState.taskLagTotals not found in this Kafka version", e);
             }
             final Map<ProcessId, Map<String, Optional<String>>> racksForProcessConsumer = new HashMap<>();
-            for (final Client client : clients) {
+            final List<Client> byProcessId = new ArrayList<>(clients);
+            byProcessId.sort((a, b) -> a.id.compareTo(b.id));
+            for (final Client client : byProcessId) {
                 final ClientState state = new ClientState(client.id, client.capacity, client.tags);
                 state.addPreviousActiveTasks(new HashSet<>(client.prevActive));
                 state.addPreviousStandbyTasks(new HashSet<>(client.prevStandby));
