@@ -188,6 +188,7 @@ public final class StreamsReferenceHarness {
         final Map<TaskId, List<TopicPartition>> changelogPartitions = new HashMap<>();
         final Map<TopicPartition, List<String>> partitionRacks = new HashMap<>();
         final Map<String, String> clientRacks = new HashMap<>();
+        final Map<TaskId, Long> noStateLag = new HashMap<>();
         boolean revocation;
         String leader;
         Long nowMs;
@@ -214,6 +215,10 @@ public final class StreamsReferenceHarness {
             final Map<TaskId, Long> endOffsetSums = new HashMap<>();
             state.path("changelog_end_offset_sums").fields().forEachRemaining(
                 e -> endOffsetSums.put(TaskId.parse(e.getKey()), e.getValue().asLong()));
+            final Long unknownEnd = LONG_MAX;
+            for (final TaskId task : input.stateful) {
+                input.noStateLag.put(task, endOffsetSums.getOrDefault(task, unknownEnd));
+            }
             for (final JsonNode node : state.path("clients")) {
                 input.clients.add(parseClient(node, known, statefulSet, endOffsetSums));
             }
@@ -346,10 +351,7 @@ public final class StreamsReferenceHarness {
                 }
             }
             client.prevStandby.removeAll(client.prevActive);
-            for (final TaskId task : stateful) {
-                final Long lag = given.get(task);
-                client.lags.put(task, lag != null ? lag : endOffsetSums.getOrDefault(task, LONG_MAX));
-            }
+            client.lags.putAll(given);
             return client;
         }
 
@@ -377,7 +379,12 @@ public final class StreamsReferenceHarness {
                 try {
                     @SuppressWarnings("unchecked")
                     final Map<TaskId, Long> lags = (Map<TaskId, Long>) lagField.get(state);
-                    lags.putAll(client.lags);
+                    // Every stateful task has a lag, as after ClientState.computeTaskLags: without
+                    // reported state it is the task's end offset sum (Long.MAX_VALUE when unknown).
+                    for (final TaskId task : stateful) {
+                        final Long lag = client.lags.get(task);
+                        lags.put(task, lag != null ? lag : noStateLag.get(task));
+                    }
                 } catch (final IllegalAccessException e) {
                     throw new IllegalStateException(e);
                 }
