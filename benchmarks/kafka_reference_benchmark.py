@@ -18,7 +18,7 @@ the ratios ours / Kafka, and whether Kafka's output and ours are identical (prob
 client's actives and standbys).
 
     .venv/bin/python benchmarks/kafka_reference_benchmark.py [--sizes 10,100,1000,3000]
-        [--repeat 5] [--big-repeat 1] [--no-10k] [--heap 1g]
+        [--repeat 5] [--big-repeat 1] [--no-10k] [--heap 512m]
 
 Kafka's runs at 1000 clients and above take tens of seconds to minutes each; sizes of 1000
 clients or more use ``--big-repeat`` runs (and one warm-up).
@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="runs per side under 1000 clients")
     parser.add_argument("--big-repeat", type=int, default=1, help="runs at 1000 clients or more")
     parser.add_argument("--no-10k", action="store_true", help="skip 10k tasks at 1000 clients")
-    parser.add_argument("--heap", default="1g", help="JVM -Xmx for the harness")
+    parser.add_argument("--heap", default="512m", help="JVM -Xmx for the harness")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     logging.disable(logging.WARNING)
