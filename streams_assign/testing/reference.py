@@ -70,6 +70,9 @@ class KafkaReference:
     ----------
     jvm_args:
         JVM options (heap capped at 512 MiB by default).
+    kafka_jars:
+        ``"lib"`` (Kafka 4.2.x, the pinned version) or ``"lib-next"`` (Kafka Streams and clients
+        4.3.x put before ``lib`` on the class path; the harness is compiled against ``lib``).
 
     Raises
     ------
@@ -87,10 +90,14 @@ class KafkaReference:
     {'00000000-0000-0000-0000-000000000001': {'active': ['0_0'], 'standby': []}}
     """
 
-    def __init__(self, jvm_args: Sequence[str] = ("-Xmx512m", "-XX:+UseSerialGC")) -> None:
-        cp = classpath("lib")
-        classes = compile_java(HARNESS_SOURCES, HARNESS_CLASSES, cp)
-        self._batch = JavaBatch(HARNESS_CLASS, classpath("lib", extra=[classes]), jvm_args)
+    def __init__(
+        self,
+        jvm_args: Sequence[str] = ("-Xmx512m", "-XX:+UseSerialGC"),
+        kafka_jars: str = "lib",
+    ) -> None:
+        classes = compile_java(HARNESS_SOURCES, HARNESS_CLASSES, classpath("lib"))
+        kinds = ("lib-next", "lib") if kafka_jars == "lib-next" else ("lib",)
+        self._batch = JavaBatch(HARNESS_CLASS, classpath(*kinds, extra=[classes]), jvm_args)
 
     def __enter__(self) -> KafkaReference:
         self._batch.start()

@@ -37,3 +37,17 @@ def test_harness_reproduces_all_160_kafka_diff_files(kafka_reference: KafkaRefer
         if _kafka_view(decided) != _kafka_view(expected):
             mismatched.append(path.name)
     assert mismatched == []
+
+
+def test_kafka_streams_4_3_decides_the_same_on_the_160_files() -> None:
+    """Kafka Streams 4.3.x (``.kafka/lib-next``) gives the same 160 decisions: no change since."""
+    inputs = sorted((DIFF / "input").glob("*.json"))
+    assert len(inputs) == 160
+    mismatched = []
+    with KafkaReference(jvm_args=("-Xmx256m", "-XX:+UseSerialGC"), kafka_jars="lib-next") as kafka:
+        for path in inputs:
+            expected = json.loads((DIFF / "expected" / path.name).read_text())
+            decided = kafka.assign(json.loads(path.read_text()), "high_availability")
+            if _kafka_view(decided) != _kafka_view(expected):
+                mismatched.append(path.name)
+    assert mismatched == []
