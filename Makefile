@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup kafka demo test lint bench clean
+.PHONY: setup kafka demo test test-fast lint bench clean
 
 # Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
 KAFKA_STAMP := .kafka/.fetched
@@ -31,7 +31,12 @@ demo: $(STAMP)
 	$(BIN)/python -m lag.demo
 
 test: $(STAMP) $(KAFKA_STAMP)
+	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
+
+# The edit loop: everything but Spark, the broker and the long solver runs (under a minute).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not spark and not kafka and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check streams_assign lag tests benchmarks
