@@ -33,6 +33,7 @@ from streams_assign._java.hash_order import task_hash_set
 from streams_assign._java.priority import JavaPriorityQueue
 from streams_assign.errors import InvalidScenarioError, TaskAssignmentError
 from streams_assign.model import (
+    LATEST_OFFSET,
     Assignment,
     ClientAssignment,
     ClientState,
@@ -289,7 +290,11 @@ def add_client_assignments(
     for member in client.consumers or ():
         for partition in member.owned_partitions:
             previous_owner[partition] = member.member_id
-    prev_standby = set(client.prev_standby)
+    # Kafka's previouslyOwnedStandby reads ClientState's previous standbys, which
+    # initializePrevTasks also fills from the reported offset sums (any lag but -2).
+    prev_active = set(client.prev_active)
+    prev_active.update(t for t, lag in client.task_lags.items() if lag == LATEST_OFFSET)
+    prev_standby = (set(client.prev_standby) | set(client.task_lags)) - prev_active
     encode_deadline = followup_deadline_ms is not None
     result: dict[str, ConsumerAssignment] = {}
     for consumer in consumers:
