@@ -102,6 +102,7 @@ class ScenarioResult:
     predicted_probing: bool
     real_probing: bool | None
     cluster_state: dict[str, Any]
+    folder: Path
     seconds: float = 0.0
 
     @property
@@ -135,37 +136,43 @@ def _sorted_tasks(tasks: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------------- collection
-def wait_caught_up(cluster: StreamsCluster, timeout: float = 120.0) -> dict[str, int]:
+def wait_caught_up(cluster: StreamsCluster, timeout: float = 180.0) -> dict[str, int]:
     """Wait until every running instance reports, for every local store partition, a current
-    position equal to the changelog's end offset as ``kafka-get-offsets`` prints it; return
-    those end offsets (``topic:partition`` -> offset)."""
-    ends: dict[str, int] = {}
+    position equal to the changelog's end offset, and those end offsets are what
+    ``kafka-get-offsets`` prints; return them (``topic:partition`` -> offset)."""
+    deadline = time.monotonic() + timeout
+    reported: dict[str, int] = {}
+    while True:
 
-    def caught_up() -> bool:
-        nonlocal ends
+        def caught_up() -> bool:
+            reported.clear()
+            for instance in cluster.running_instances():
+                current = instance.assignment()
+                if current is None:
+                    return False
+                positions = instance.positions()
+                stateful = {t for t in current.active | current.standby if not t.startswith("0_")}
+                if sum(len(parts) for parts in positions.values()) != len(stateful):
+                    return False
+                for store, parts in positions.items():
+                    for part, (position, end) in parts.items():
+                        key = f"{cluster.application_id}-{store}-changelog:{part}"
+                        if position != end or reported.setdefault(key, end) != end:
+                            return False
+            return True
+
+        cluster.wait_until(
+            caught_up, max(1.0, deadline - time.monotonic()),
+            "every store caught up with its changelog",
+        )
         ends = changelog_end_offsets(cluster)
-        if len(ends) != len(cluster.changelog_topics()) * INPUT_PARTITIONS:
-            return False
-        for instance in cluster.running_instances():
-            current = instance.assignment()
-            if current is None:
-                return False
-            positions = instance.positions()
-            stateful = {t for t in current.active | current.standby if not t.startswith("0_")}
-            reported = {
-                (store, part) for store, parts in positions.items() for part in parts
-            }
-            if len(reported) != len(stateful):
-                return False
-            for store, parts in positions.items():
-                for part, (position, _end) in parts.items():
-                    topic = f"{cluster.application_id}-{store}-changelog"
-                    if ends.get(f"{topic}:{part}") != position:
-                        return False
-        return True
-
-    cluster.wait_until(caught_up, timeout, "every store caught up with its changelog", poll=2.0)
-    return ends
+        if all(ends.get(key) == end for key, end in reported.items()) and len(ends) == len(
+            cluster.changelog_topics()
+        ) * INPUT_PARTITIONS:
+            return ends
+        if time.monotonic() > deadline:
+            raise StreamsAppError(f"end offsets {ends} differ from the instances' {reported}")
+        time.sleep(1.0)
 
 
 def changelog_end_offsets(cluster: StreamsCluster) -> dict[str, int]:
@@ -458,6 +465,7 @@ def run_scenario(
             predicted_probing=bool(predicted["probing_rebalance_needed"]),
             real_probing=real_probing,
             cluster_state=document,
+            folder=folder,
             seconds=time.monotonic() - started,
         )
         (folder / "result.json").write_text(json.dumps({

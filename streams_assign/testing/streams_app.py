@@ -167,6 +167,7 @@ class StreamsInstance:
             "probing.ms": c.probing_rebalance_interval_ms,
             "session.timeout.ms": c.session_timeout_ms,
             "heartbeat.ms": c.heartbeat_interval_ms,
+            "topics.prefix": c.topics_prefix,
         }
         command = [
             java_executable(), c.heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -283,6 +284,9 @@ class StreamsCluster:
         Parent of the cluster's temporary folder.
     heap:
         ``-Xmx`` of each instance.
+    topics_prefix:
+        Put before ``orders``, ``payments`` and the output topics (default
+        ``<application.id>.``), so applications on one broker never share input.
 
     Raises
     ------
@@ -306,6 +310,7 @@ class StreamsCluster:
         heartbeat_interval_ms: int = 1_000,
         work_dir: str | Path | None = None,
         heap: str = "-Xmx256m",
+        topics_prefix: str | None = None,
     ) -> None:
         self.broker = broker
         self.application_id = application_id
@@ -317,6 +322,7 @@ class StreamsCluster:
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.heap = heap
+        self.topics_prefix = f"{application_id}." if topics_prefix is None else topics_prefix
         self.cp = app_classpath()
         if work_dir is not None:
             Path(work_dir).mkdir(parents=True, exist_ok=True)
@@ -328,22 +334,21 @@ class StreamsCluster:
 
     # ------------------------------------------------------------------ set-up
     def create_input_topics(self, partitions: int = INPUT_PARTITIONS) -> None:
-        """Create ``orders`` and ``payments`` (and the output topics) if they do not exist."""
-        existing = set(self.broker.run_tool(
-            "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
-            self.broker.bootstrap_servers, "--list",
-        ).stdout.split())
-        for topic in ("orders", "payments", "customer-totals", "payment-counts-out"):
-            if topic not in existing:
-                self.broker.create_topic(topic, partitions=partitions)
+        """Create this application's input and output topics when missing (Kafka's Admin)."""
+        self.produce(0, partitions=partitions)
 
-    def produce(self, count: int, customers: int = 64, start: int = 0) -> None:
-        """Write ``count`` records to ``orders`` and to ``payments`` (acknowledged)."""
+    def produce(
+        self, count: int, customers: int = 64, start: int = 0,
+        partitions: int = INPUT_PARTITIONS,
+    ) -> None:
+        """Write ``count`` records to ``<prefix>orders`` and to ``<prefix>payments``
+        (acknowledged), creating the topics first when missing."""
         result = subprocess.run(
             [java_executable(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
              f"-Dlog4j.configuration=file:{self.log4j}", "-cp", self.cp, PRODUCE_CLASS,
-             self.broker.bootstrap_servers, str(count), str(customers), str(start)],
-            capture_output=True, text=True, timeout=120, check=False,
+             self.broker.bootstrap_servers, self.topics_prefix, str(count), str(customers),
+             str(start), str(partitions)],
+            capture_output=True, text=True, timeout=180, check=False,
         )
         if result.returncode != 0:
             raise StreamsAppError(f"producing failed:\n{result.stderr[-2000:]}")

@@ -44,7 +44,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Arguments are {@code key=value} pairs: bootstrap, app.id, state.dir, threads, standbys,
  * commit.ms, out (JSON-lines file of what this instance runs), topology.out (file for
  * Topology#describe()), acceptable.recovery.lag, max.warmup.replicas, probing.ms,
- * session.timeout.ms, heartbeat.ms.
+ * session.timeout.ms, heartbeat.ms, topics.prefix (put before the names of the input and output
+ * topics, so several applications can share a broker without sharing input).
  *
  * <p>Every 200 ms it compares KafkaStreams#metadataForLocalThreads() and its state with the
  * last line written and, when they differ, appends one JSON line: {"seq", "time_ms", "state",
@@ -57,10 +58,10 @@ public final class OrdersApp {
 
     private OrdersApp() { }
 
-    static Topology topology() {
+    static Topology topology(String prefix) {
         StreamsBuilder builder = new StreamsBuilder();
         KStream<String, String> orders =
-            builder.stream("orders", Consumed.with(Serdes.String(), Serdes.String()));
+            builder.stream(prefix + "orders", Consumed.with(Serdes.String(), Serdes.String()));
         orders.filter((key, value) -> value != null && value.indexOf(',') > 0)
             .selectKey((key, value) -> value.substring(0, value.indexOf(',')))
             .groupByKey(Grouped.with("orders-by-customer", Serdes.String(), Serdes.String()))
@@ -71,14 +72,14 @@ public final class OrdersApp {
                     .withKeySerde(Serdes.String())
                     .withValueSerde(Serdes.Long()))
             .toStream()
-            .to("customer-totals", Produced.with(Serdes.String(), Serdes.Long()));
-        builder.stream("payments", Consumed.with(Serdes.String(), Serdes.String()))
+            .to(prefix + "customer-totals", Produced.with(Serdes.String(), Serdes.Long()));
+        builder.stream(prefix + "payments", Consumed.with(Serdes.String(), Serdes.String()))
             .groupByKey()
             .count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as("payment-counts")
                 .withKeySerde(Serdes.String())
                 .withValueSerde(Serdes.Long()))
             .toStream()
-            .to("payment-counts-out", Produced.with(Serdes.String(), Serdes.Long()));
+            .to(prefix + "payment-counts-out", Produced.with(Serdes.String(), Serdes.Long()));
         return builder.build();
     }
 
@@ -120,7 +121,7 @@ public final class OrdersApp {
             args.getOrDefault("heartbeat.ms", "1000"));
         props.put(StreamsConfig.producerPrefix("linger.ms"), 0);
 
-        Topology topology = topology();
+        Topology topology = topology(args.getOrDefault("topics.prefix", ""));
         String describeOut = args.get("topology.out");
         if (describeOut != null) {
             Files.writeString(Path.of(describeOut), topology.describe().toString());

@@ -1,0 +1,85 @@
+"""Scenarios A, B, C: ``streams-lag`` + ``streams-assign`` predict what Kafka Streams assigns.
+
+Each scenario runs the real application (3 instances, 2 stream threads each, 1 standby,
+``acceptable.recovery.lag`` 500 records against about 750 records per changelog partition) on
+the session's broker, collects the operator's view, predicts, triggers the rebalance and
+compares per process (active tasks, standby tasks with warmups) and the probing flag. See
+docs/e2e.md and :mod:`streams_assign.testing.e2e`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streams_assign.testing.e2e import ScenarioResult, run_scenario
+from streams_assign.testing.kafka import KafkaBroker
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, ScenarioResult | BaseException]:
+    """Run A, B and C once for the module; a scenario that raises fails only its own test."""
+    root = tmp_path_factory.mktemp("e2e")
+    results: dict[str, ScenarioResult | BaseException] = {}
+    for scenario in "ABC":
+        try:
+            results[scenario] = run_scenario(
+                kafka_broker, scenario, root / scenario, spark=e2e_spark, victim=1
+            )
+        except Exception as exc:  # reported by the scenario's own test
+            results[scenario] = exc
+    return results
+
+
+def _result(outcomes: dict[str, Any], scenario: str) -> ScenarioResult:
+    outcome = outcomes[scenario]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
+def _assert_matched(result: ScenarioResult) -> None:
+    assert result.predicted == result.real, "\n".join(result.differences())
+    assert result.real_probing is not None, "no HighAvailabilityTaskAssignor decision was logged"
+    assert result.predicted_probing == result.real_probing, "\n".join(result.differences())
+
+
+def test_scenario_a_new_instance_gets_what_was_predicted(outcomes: dict[str, Any]) -> None:
+    result = _result(outcomes, "A")
+    _assert_matched(result)
+    assert len(result.real) == 4
+    newcomer = [c for c in result.cluster_state["clients"] if not c["task_offset_sums"]]
+    assert len(newcomer) == 1
+    # 500 < records per changelog partition: the newcomer is not caught up, so it may only
+    # warm up stateful tasks, and the assignor asks for a probing rebalance.
+    assert result.predicted_probing
+
+
+def test_scenario_b_killed_instance_tasks_go_where_predicted(outcomes: dict[str, Any]) -> None:
+    result = _result(outcomes, "B")
+    _assert_matched(result)
+    assert len(result.real) == 2
+    actives = sorted(t for active, _ in result.real.values() for t in active)
+    assert len(actives) == len(set(actives)) == 12
+
+
+def test_scenario_c_bounced_instance_gets_what_was_predicted(outcomes: dict[str, Any]) -> None:
+    result = _result(outcomes, "C")
+    _assert_matched(result)
+    assert len(result.real) == 3
+
+
+def test_scenario_views_are_the_real_tools_output(outcomes: dict[str, Any]) -> None:
+    result = _result(outcomes, "A")
+    folder = Path(result.folder)
+    members = (folder / "members.txt").read_text()
+    assert "CURRENT-ASSIGNMENT" in members and "-StreamThread-2-consumer" in members
+    ends = (folder / "end-offsets.txt").read_text().split()
+    assert len(ends) == 8 and all(line.count(":") == 2 for line in ends)
+    assert "Sub-topology: 2" in (folder / "topology.txt").read_text()
