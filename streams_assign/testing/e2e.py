@@ -33,6 +33,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,7 @@ SCENARIOS = {
     "B": "one instance is killed (SIGKILL) and its session times out",
     "C": "one instance is stopped (KafkaStreams#close) and restarted: a rolling bounce",
 }
+_SPARK_LOCK = threading.Lock()
 _DECISION = re.compile(r"Decided on assignment: .* with (?P<no>no )?followup probing rebalance")
 _LOG_TIME = re.compile(r"^\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
@@ -307,7 +309,8 @@ def predict(
             "probing_rebalance_interval_ms": cluster.probing_rebalance_interval_ms,
         },
     )
-    run_compute(request, spark=spark)
+    with _SPARK_LOCK:  # scenarios may run in threads; one Spark job at a time
+        run_compute(request, spark=spark)
     document = json.loads(output.read_text())
     document["clients"] = [c for c in document["clients"] if c["id"] not in set(leaving)]
     for instance in joining:
@@ -365,7 +368,7 @@ def run_scenario(
     acceptable_recovery_lag: int = 500,
     victim: int = 0,
     spark: Any = None,
-    session_timeout_ms: int = 10_000,
+    session_timeout_ms: int | None = None,
     application_id: str | None = None,
     joining_threads: int | None = None,
 ) -> ScenarioResult:
@@ -390,7 +393,9 @@ def run_scenario(
     spark:
         Spark session for ``streams-lag compute`` (None: :func:`lag.spark.get_spark`).
     session_timeout_ms:
-        The consumers' ``session.timeout.ms``.
+        The consumers' ``session.timeout.ms``; default 10 s, 20 s in C (the bounced instance
+        must be back, JVM start included, before its old members' sessions expire, or the
+        group would rebalance once without it).
     application_id:
         Defaults to ``e2e-<scenario>-<time>`` so scenarios never share a group.
     joining_threads:
@@ -404,6 +409,8 @@ def run_scenario(
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario must be one of {sorted(SCENARIOS)}, got {scenario!r}")
     started = time.monotonic()
+    if session_timeout_ms is None:
+        session_timeout_ms = 20_000 if scenario == "C" else 10_000
     app_id = application_id or f"e2e-{scenario.lower()}-{int(time.time() * 1000) % 10**8}"
     cluster = StreamsCluster(
         broker, app_id, standbys=standbys, acceptable_recovery_lag=acceptable_recovery_lag,

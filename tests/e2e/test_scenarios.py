@@ -83,3 +83,31 @@ def test_scenario_views_are_the_real_tools_output(outcomes: dict[str, Any]) -> N
     ends = (folder / "end-offsets.txt").read_text().split()
     assert len(ends) == 8 and all(line.count(":") == 2 for line in ends)
     assert "Sub-topology: 2" in (folder / "topology.txt").read_text()
+
+
+def _java_command_lines() -> list[str]:
+    lines = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            raw = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"java" in raw:
+            lines.append(raw.replace(b"\0", b" ").decode(errors="replace"))
+    return lines
+
+
+def test_no_instance_jvm_outlives_its_scenario(outcomes: dict[str, Any]) -> None:
+    app_ids = {
+        f"app.id={outcome.cluster_state['name']} "
+        for outcome in outcomes.values()
+        if isinstance(outcome, ScenarioResult)
+    }
+    assert app_ids, "no scenario finished"
+    leftovers = [
+        line for line in _java_command_lines()
+        if any(app_id in line + " " for app_id in app_ids)
+    ]
+    assert leftovers == []
