@@ -67,6 +67,7 @@ SCENARIOS = {
 }
 _SPARK_LOCK = threading.Lock()
 _DECISION = re.compile(r"Decided on assignment: .* with (?P<no>no )?followup probing rebalance")
+_CLIENT = re.compile(r"([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})=\[activeTasks")
 _LOG_TIME = re.compile(r"^\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
 
@@ -332,8 +333,9 @@ def predict(
 
 
 # ---------------------------------------------------------------------- the real group
-def _decisions(cluster: StreamsCluster, after_ms: float) -> list[tuple[float, bool]]:
-    """(epoch ms, probing needed) of every HA assignor decision logged after ``after_ms``."""
+def _decisions(cluster: StreamsCluster, after_ms: float) -> list[tuple[float, bool, list[str]]]:
+    """(epoch ms, probing needed, process ids) of every ``HighAvailabilityTaskAssignor``
+    decision the group leader logged after ``after_ms``, oldest first."""
     from datetime import datetime
 
     found = []
@@ -344,7 +346,7 @@ def _decisions(cluster: StreamsCluster, after_ms: float) -> list[tuple[float, bo
                 continue
             moment = datetime.strptime(when["time"], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000
             if moment >= after_ms:
-                found.append((moment, match["no"] is None))
+                found.append((moment, match["no"] is None, sorted(set(_CLIENT.findall(line)))))
     return sorted(found)
 
 
@@ -461,6 +463,14 @@ def run_scenario(
         processes = len(cluster.running_instances()) if scenario != "C" else instances
         real = _stable_now(cluster, processes, 240)
         decisions = _decisions(cluster, trigger_ms)
+        if scenario == "C" and target is not None and any(
+            target.process_id not in clients for _, _, clients in decisions
+        ):
+            raise StreamsAppError(
+                f"the group rebalanced without the bounced instance {target.process_id}: its "
+                f"restart took longer than session.timeout.ms={session_timeout_ms}; "
+                f"decisions {decisions}"
+            )
         real_probing = decisions[-1][1] if decisions else None
         result = ScenarioResult(
             scenario=scenario,
