@@ -9,6 +9,7 @@ docs/e2e.md and :mod:`streams_assign.testing.e2e`.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +25,19 @@ pytestmark = pytest.mark.kafka
 def outcomes(
     kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, ScenarioResult | BaseException]:
-    """Run A, B and C once for the module; a scenario that raises fails only its own test."""
+    """Run A, B and C once for the module, side by side (separate applications and topics on
+    the one broker; their Spark jobs take turns); a scenario that raises fails only its own
+    test."""
     root = tmp_path_factory.mktemp("e2e")
-    results: dict[str, ScenarioResult | BaseException] = {}
-    for scenario in "ABC":
+
+    def run(scenario: str) -> ScenarioResult | BaseException:
         try:
-            results[scenario] = run_scenario(
-                kafka_broker, scenario, root / scenario, spark=e2e_spark, victim=1
-            )
+            return run_scenario(kafka_broker, scenario, root / scenario, spark=e2e_spark, victim=1)
         except Exception as exc:  # reported by the scenario's own test
-            results[scenario] = exc
-    return results
+            return exc
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return dict(zip("ABC", pool.map(run, "ABC"), strict=True))
 
 
 def _result(outcomes: dict[str, Any], scenario: str) -> ScenarioResult:
