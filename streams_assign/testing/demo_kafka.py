@@ -29,8 +29,8 @@ def _print(result: ScenarioResult) -> None:
 
     console = Console()
     table = Table(title=f"scenario {result.scenario}: {SCENARIOS[result.scenario]}")
-    for column in ("process", "predicted active", "real active", "predicted standby",
-                   "real standby"):
+    for column in ("process", "predicted active", "leader's active", "predicted standby",
+                   "leader's standby"):
         table.add_column(column)
     for pid in sorted(set(result.predicted) | set(result.real)):
         want = result.predicted.get(pid, ([], []))
@@ -41,6 +41,8 @@ def _print(result: ScenarioResult) -> None:
     console.print(
         f"probing rebalance: predicted {result.predicted_probing}, real {result.real_probing}"
     )
+    settled = "equals" if result.settled == result.real else "differs from"
+    console.print(f"once stable, what the processes run {settled} the leader's decision")
     verdict = "[green]prediction == real[/]" if result.matched else "[red]differs[/]"
     console.print(f"{verdict} ({result.seconds:.0f} s); files in {result.folder}")
     for line in result.differences():

@@ -51,6 +51,7 @@ from streams_assign.testing.streams_app import (
 __all__ = [
     "SCENARIOS",
     "OperatorView",
+    "Decision",
     "ScenarioResult",
     "collect_operator_view",
     "predict",
@@ -67,7 +68,10 @@ SCENARIOS = {
 }
 _SPARK_LOCK = threading.Lock()
 _DECISION = re.compile(r"Decided on assignment: .* with (?P<no>no )?followup probing rebalance")
-_CLIENT = re.compile(r"([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})=\[activeTasks")
+_CLIENT = re.compile(
+    r"([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})=\[activeTasks: \(\[([^\]]*)\]\) "
+    r"standbyTasks: \(\[([^\]]*)\]\)"
+)
 _LOG_TIME = re.compile(r"^\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
 
@@ -91,10 +95,17 @@ class ScenarioResult:
     ----------
     scenario:
         ``A``, ``B`` or ``C``.
-    predicted, real:
+    predicted:
         Process id -> (active task ids, standby task ids), warmups among the standbys.
+    real:
+        The same, as the group leader decided it in the first rebalance after the trigger
+        (:class:`Decision`); empty when no decision was logged.
+    settled:
+        What the processes run once the group is stable again
+        (``KafkaStreams#metadataForLocalThreads()``). It equals ``real`` unless further
+        rebalances followed (cooperative follow-ups that decided differently, see docs/e2e.md).
     predicted_probing, real_probing:
-        Whether a follow-up probing rebalance is (was) decided.
+        Whether a follow-up probing rebalance is (was, in that first decision) decided.
     cluster_state:
         The cluster-state document the prediction was computed from.
     """
@@ -102,6 +113,7 @@ class ScenarioResult:
     scenario: str
     predicted: dict[str, tuple[list[str], list[str]]]
     real: dict[str, tuple[list[str], list[str]]]
+    settled: dict[str, tuple[list[str], list[str]]]
     predicted_probing: bool
     real_probing: bool | None
     cluster_state: dict[str, Any]
@@ -333,9 +345,31 @@ def predict(
 
 
 # ---------------------------------------------------------------------- the real group
-def _decisions(cluster: StreamsCluster, after_ms: float) -> list[tuple[float, bool, list[str]]]:
-    """(epoch ms, probing needed, process ids) of every ``HighAvailabilityTaskAssignor``
-    decision the group leader logged after ``after_ms``, oldest first."""
+@dataclass(frozen=True)
+class Decision:
+    """One assignment the group leader's ``HighAvailabilityTaskAssignor`` decided (its INFO
+    line ``Decided on assignment: {<process>=[activeTasks: (...) standbyTasks: (...) ...]}
+    with [no] followup probing rebalance``).
+
+    Attributes
+    ----------
+    time_ms:
+        When it was logged (epoch milliseconds).
+    probing:
+        Whether a follow-up probing rebalance was decided.
+    clients:
+        Process id -> (active task ids, standby task ids); warmups are among the standbys, as
+        in Kafka's ``ClientState``. Before Kafka Streams withholds, for one more rebalance, the
+        active tasks another process must first revoke (cooperative rebalancing).
+    """
+
+    time_ms: float
+    probing: bool
+    clients: dict[str, tuple[list[str], list[str]]]
+
+
+def _decisions(cluster: StreamsCluster, after_ms: float) -> list[Decision]:
+    """Every decision the group leader logged after ``after_ms``, oldest first."""
     from datetime import datetime
 
     found = []
@@ -345,9 +379,18 @@ def _decisions(cluster: StreamsCluster, after_ms: float) -> list[tuple[float, bo
             if match is None or when is None:
                 continue
             moment = datetime.strptime(when["time"], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000
-            if moment >= after_ms:
-                found.append((moment, match["no"] is None, sorted(set(_CLIENT.findall(line)))))
-    return sorted(found)
+            if moment < after_ms:
+                continue
+            clients = {
+                pid: (_sorted_tasks(_task_list(active)), _sorted_tasks(_task_list(standby)))
+                for pid, active, standby in _CLIENT.findall(line)
+            }
+            found.append(Decision(moment, match["no"] is None, clients))
+    return sorted(found, key=lambda d: d.time_ms)
+
+
+def _task_list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
 
 
 def _stable_now(cluster: StreamsCluster, processes: int, timeout: float) -> dict[str, Any]:
@@ -464,32 +507,34 @@ def run_scenario(
         real = _stable_now(cluster, processes, 240)
         decisions = _decisions(cluster, trigger_ms)
         if scenario == "C" and target is not None and any(
-            target.process_id not in clients for _, _, clients in decisions
+            target.process_id not in d.clients for d in decisions
         ):
             raise StreamsAppError(
                 f"the group rebalanced without the bounced instance {target.process_id}: its "
                 f"restart took longer than session.timeout.ms={session_timeout_ms}; "
                 f"decisions {decisions}"
             )
-        real_probing = decisions[-1][1] if decisions else None
+        first = decisions[0] if decisions else None
         result = ScenarioResult(
             scenario=scenario,
             predicted={
                 pid: (_sorted_tasks(c["active"]), _sorted_tasks(c["standby"]))
                 for pid, c in predicted["clients"].items()
             },
-            real=_as_lists(real),
+            real=first.clients if first else {},
+            settled=_as_lists(real),
             predicted_probing=bool(predicted["probing_rebalance_needed"]),
-            real_probing=real_probing,
+            real_probing=first.probing if first else None,
             cluster_state=document,
             folder=folder,
             seconds=time.monotonic() - started,
         )
         (folder / "result.json").write_text(json.dumps({
             "scenario": scenario, "matched": result.matched,
-            "predicted": result.predicted, "real": result.real,
-            "predicted_probing": result.predicted_probing, "real_probing": real_probing,
-            "decisions": decisions, "differences": result.differences(),
+            "predicted": result.predicted, "real": result.real, "settled": result.settled,
+            "predicted_probing": result.predicted_probing, "real_probing": result.real_probing,
+            "decisions": [vars(d) for d in decisions], "differences": result.differences(),
+            "settled_equals_first_decision": result.settled == result.real,
         }, indent=1))
         return result
     finally:
