@@ -54,6 +54,7 @@ __all__ = [
     "Decision",
     "ScenarioResult",
     "collect_operator_view",
+    "parse_decision",
     "predict",
     "run_scenario",
 ]
@@ -368,24 +369,29 @@ class Decision:
     clients: dict[str, tuple[list[str], list[str]]]
 
 
-def _decisions(cluster: StreamsCluster, after_ms: float) -> list[Decision]:
-    """Every decision the group leader logged after ``after_ms``, oldest first."""
+def parse_decision(line: str) -> Decision | None:
+    """The :class:`Decision` in one line of an instance's log, or None if it holds none."""
     from datetime import datetime
 
+    match, when = _DECISION.search(line), _LOG_TIME.match(line)
+    if match is None or when is None:
+        return None
+    moment = datetime.strptime(when["time"], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000
+    clients = {
+        pid: (_sorted_tasks(_task_list(active)), _sorted_tasks(_task_list(standby)))
+        for pid, active, standby in _CLIENT.findall(line)
+    }
+    return Decision(moment, match["no"] is None, clients)
+
+
+def _decisions(cluster: StreamsCluster, after_ms: float) -> list[Decision]:
+    """Every decision the group leader logged after ``after_ms``, oldest first."""
     found = []
     for instance in cluster.instances:
         for line in instance.log_lines("Decided on assignment"):
-            match, when = _DECISION.search(line), _LOG_TIME.match(line)
-            if match is None or when is None:
-                continue
-            moment = datetime.strptime(when["time"], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000
-            if moment < after_ms:
-                continue
-            clients = {
-                pid: (_sorted_tasks(_task_list(active)), _sorted_tasks(_task_list(standby)))
-                for pid, active, standby in _CLIENT.findall(line)
-            }
-            found.append(Decision(moment, match["no"] is None, clients))
+            decision = parse_decision(line)
+            if decision is not None and decision.time_ms >= after_ms:
+                found.append(decision)
     return sorted(found, key=lambda d: d.time_ms)
 
 

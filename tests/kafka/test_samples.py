@@ -81,3 +81,16 @@ def test_checkpoints_of_the_stopped_instance_are_within_the_end_offsets(samples:
     assert collected.rows, "the stopped instance wrote no checkpoint"
     for row in collected.rows:
         assert 0 <= row["offset"] <= ends[(row["topic"], row["partition"])]
+
+
+def test_leader_decision_line_gives_every_task_once(samples: Path) -> None:
+    from streams_assign.testing.e2e import parse_decision
+
+    line = (samples / "leader-decision.log").read_text()
+    decision = parse_decision(line)
+    assert decision is not None
+    actives = [t for active, _ in decision.clients.values() for t in active]
+    assert sorted(actives) == sorted(f"{s}_{p}" for s in range(3) for p in range(4))
+    for active, standby in decision.clients.values():
+        assert not set(active) & set(standby)
+    assert decision.probing == ("with no followup" not in line)
