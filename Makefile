@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup kafka demo test lint bench clean e2e demo-kafka
+.PHONY: setup kafka demo test test-fast lint bench clean e2e demo-kafka
 
 # Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
 KAFKA_STAMP := .kafka/.fetched
@@ -40,6 +40,10 @@ e2e: $(STAMP) $(KAFKA_STAMP)
 # The real-cluster path of the demo: broker + Streams app, prediction beside the real assignment.
 demo-kafka: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/python -m streams_assign.testing.demo_kafka --scenario A --scenario B --scenario C
+
+# The edit loop: everything but Spark, the broker and the long solver runs (under a minute).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not spark and not kafka and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check streams_assign lag tests benchmarks

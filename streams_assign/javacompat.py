@@ -295,3 +295,16 @@ def task_hash_map() -> JavaHashMap[TaskId, int]:
 def task_hash_set(tasks: Iterable[TaskId] = ()) -> JavaHashSet[TaskId]:
     """A ``HashSet<TaskId>`` filled in the given order (``Collectors.toSet()``)."""
     return JavaHashSet(task_id_hash_code, tasks)
+
+__all__ = [
+    "JavaHashMap",
+    "JavaHashSet",
+    "int32",
+    "java_objects_hash",
+    "java_string_hash_code",
+    "spread",
+    "table_size_for",
+    "task_hash_map",
+    "task_hash_set",
+    "task_id_hash_code",
+]

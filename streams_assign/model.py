@@ -56,6 +56,18 @@ class TaskId:
     subtopology: int
     partition: int
     topology_name: str | None = None
+    # The hash, computed once: task ids are dict keys everywhere (lags, assignments), and the
+    # generated dataclass __hash__ builds a tuple on every call. Same value as that __hash__, so
+    # set and dict iteration orders do not change.
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "_hash", hash((self.subtopology, self.partition, self.topology_name))
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def parse(cls, text: str) -> TaskId:
@@ -440,3 +452,22 @@ class Assignment:
 def sorted_tasks(tasks: Iterable[TaskId]) -> tuple[TaskId, ...]:
     """Tasks in Kafka's TaskId order, as a tuple."""
     return tuple(sorted(tasks))
+
+__all__ = [
+    "Assignment",
+    "AssignmentConfigs",
+    "ClientAssignment",
+    "ClientState",
+    "ClusterState",
+    "ConsumerState",
+    "LATEST_OFFSET",
+    "LONG_MAX_VALUE",
+    "RACK_AWARE_STRATEGIES",
+    "TaskId",
+    "UNKNOWN_OFFSET_SUM",
+    "compute_task_lag",
+    "is_caught_up",
+    "java_uuid_hash_code",
+    "process_id_sort_key",
+    "sorted_tasks",
+]

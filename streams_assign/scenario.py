@@ -7,11 +7,13 @@ names the JSON path and the value, e.g. ``clients[3].capacity: must be >= 1, got
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import logging
 import re
 import uuid as _uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,17 @@ CONFIG_KEYS = (
     "rack_aware_assignment_traffic_cost",
     "rack_aware_assignment_non_overlap_cost",
 )
+#: Kafka's own config names (``StreamsConfig``), accepted as aliases of ours.
+KAFKA_CONFIG_NAMES = {
+    "acceptable.recovery.lag": "acceptable_recovery_lag",
+    "max.warmup.replicas": "max_warmup_replicas",
+    "num.standby.replicas": "num_standby_replicas",
+    "probing.rebalance.interval.ms": "probing_rebalance_interval_ms",
+    "rack.aware.assignment.tags": "rack_aware_assignment_tags",
+    "rack.aware.assignment.strategy": "rack_aware_assignment_strategy",
+    "rack.aware.assignment.traffic_cost": "rack_aware_assignment_traffic_cost",
+    "rack.aware.assignment.non_overlap_cost": "rack_aware_assignment_non_overlap_cost",
+}
 #: Optional top-level fields of the format extensions (zones, threads, racks, revocation),
 #: documented in docs/formats.md and read by the assignors that need them.
 EXTENSION_KEYS = frozenset(
@@ -107,20 +120,88 @@ def load_cluster_state(path: str | Path) -> ClusterState:
         When the file cannot be read.
     """
     text = Path(path).read_text(encoding="utf-8")
+    if Path(path).suffix.lower() in YAML_SUFFIXES:
+        if not text.strip():
+            raise InvalidScenarioError("", "empty document: expected a YAML mapping")
+        return parse_cluster_state(_load_yaml(text, required=True))
     return loads_cluster_state(text)
 
 
+#: File name endings read as YAML (with PyYAML, the ``yaml`` extra).
+YAML_SUFFIXES = (".yaml", ".yml")
+_YAML_HINT = "YAML input needs PyYAML: pip install 'streams-assign[yaml]'"
+
+
 def loads_cluster_state(text: str) -> ClusterState:
-    """Parse and validate cluster-state JSON text (see :func:`load_cluster_state`)."""
+    """Parse and validate cluster-state text (see :func:`load_cluster_state`).
+
+    JSON first; text that is not JSON is read as YAML when PyYAML (the ``yaml`` extra) is
+    installed and parses it into a mapping.
+
+    Raises
+    ------
+    InvalidScenarioError
+        For empty or malformed text (line and column of the JSON error; the YAML extra named
+        when it is missing), or any broken rule of the format.
+    """
     if not text.strip():
         raise InvalidScenarioError("", "empty document: expected a JSON object")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidScenarioError(
-            "", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
+        message = f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        if text.lstrip()[:1] in ("{", "["):
+            raise InvalidScenarioError("", message) from None
+        try:
+            document = _load_yaml(text, required=False)
+        except InvalidScenarioError as yaml_error:
+            raise InvalidScenarioError("", f"{message}; not YAML either: {yaml_error}") from None
+        if document is None:
+            raise InvalidScenarioError("", f"{message} ({_YAML_HINT})") from None
+        if not isinstance(document, dict):
+            raise InvalidScenarioError("", message) from None
     return parse_cluster_state(document)
+
+
+def _load_yaml(text: str, required: bool) -> Any:
+    """The YAML document in ``text``; ``None`` when PyYAML is missing and not ``required``.
+
+    Task ids such as ``1_3`` stay strings: YAML 1.1 would read them as the integer 13, so the
+    loader resolves only plain integers and floats without underscores.
+    """
+    try:
+        import yaml
+    except ModuleNotFoundError:
+        if required:
+            raise InvalidScenarioError("", _YAML_HINT) from None
+        return None
+    try:
+        return yaml.load(text, Loader=_strict_yaml_loader(yaml))  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidScenarioError("", f"malformed YAML: {problem}{where}") from None
+
+
+@functools.cache
+def _strict_yaml_loader(yaml: Any) -> Any:
+    class StrictLoader(yaml.SafeLoader):  # type: ignore[misc,name-defined]
+        pass
+
+    StrictLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith((":int", ":float"))]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    StrictLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
+    )
+    StrictLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"),
+        list("-+0123456789."),
+    )
+    return StrictLoader
 
 
 def parse_cluster_state(document: Any) -> ClusterState:
@@ -140,13 +221,14 @@ def parse_cluster_state(document: Any) -> ClusterState:
         raise InvalidScenarioError("", f"expected a JSON object, got {_kind(document)}")
     for key in document:
         if key not in _TOP_KEYS:
-            raise InvalidScenarioError(key, "unknown field")
+            raise InvalidScenarioError(key, _unknown("field", key, _TOP_KEYS))
     warnings: list[str] = []
     configs = _parse_configs(document.get("configs", {}))
     stateful = _parse_task_list(document, "stateful_tasks")
     stateless = _parse_task_list(document, "stateless_tasks")
+    stateful_set, stateless_set = frozenset(stateful), frozenset(stateless)
     for i, task in enumerate(stateless):
-        if task in set(stateful):
+        if task in stateful_set:
             raise InvalidScenarioError(
                 f"stateless_tasks[{i}]", f"task {task} is also listed in stateful_tasks"
             )
@@ -154,7 +236,6 @@ def parse_cluster_state(document: Any) -> ClusterState:
     named = {t.topology_name is not None for t in everything}
     if len(named) > 1:
         raise InvalidScenarioError("stateful_tasks", "named and unnamed task ids cannot be mixed")
-    stateful_set, stateless_set = frozenset(stateful), frozenset(stateless)
 
     end_offsets = None
     if "changelog_end_offset_sums" in document:
@@ -206,9 +287,19 @@ def _parse_configs(raw: Any) -> AssignmentConfigs:
     if not isinstance(raw, dict):
         raise InvalidScenarioError("configs", f"must be an object, got {_kind(raw)}")
     values: dict[str, Any] = {}
-    for key, value in raw.items():
+    given: dict[str, str] = {}
+    for written, value in raw.items():
+        key = KAFKA_CONFIG_NAMES.get(written, written)
         if key not in CONFIG_KEYS:
-            raise InvalidScenarioError(f"configs.{key}", "unknown config key")
+            raise InvalidScenarioError(
+                f"configs.{written}",
+                _unknown("config key", written, (*CONFIG_KEYS, *KAFKA_CONFIG_NAMES)),
+            )
+        if key in given:
+            raise InvalidScenarioError(
+                f"configs.{written}", f"the same config as configs.{given[key]}, given twice"
+            )
+        given[key] = written
         if key == "rack_aware_assignment_tags":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise InvalidScenarioError(
@@ -221,9 +312,15 @@ def _parse_configs(raw: Any) -> AssignmentConfigs:
     return AssignmentConfigs(**values)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _task_of(text: str) -> TaskId:
+    # A document names each task once per client and list: parse each distinct text once.
+    return TaskId.parse(text)
+
+
 def _parse_task(text: Any, path: str) -> TaskId:
     try:
-        return TaskId.parse(text)
+        return _task_of(text) if isinstance(text, str) else TaskId.parse(text)
     except InvalidTaskIdError as exc:
         raise InvalidTaskIdError(path, exc.reason) from None
 
@@ -343,7 +440,7 @@ def _parse_client(
         raise InvalidScenarioError(path, f"must be an object, got {_kind(raw)}")
     for key in raw:
         if key not in _CLIENT_KEYS:
-            raise InvalidScenarioError(f"{path}.{key}", "unknown field")
+            raise InvalidScenarioError(f"{path}.{key}", _unknown("field", key, _CLIENT_KEYS))
     process_id = raw.get("id")
     if not isinstance(process_id, str):
         raise InvalidScenarioError(f"{path}.id", f"must be a UUID string, got {process_id!r}")
@@ -452,7 +549,9 @@ def _parse_consumers(
             raise InvalidScenarioError(where, f"must be an object, got {_kind(entry)}")
         for key in entry:
             if key not in _CONSUMER_KEYS:
-                raise InvalidScenarioError(f"{where}.{key}", "unknown field")
+                raise InvalidScenarioError(
+                    f"{where}.{key}", _unknown("field", key, _CONSUMER_KEYS)
+                )
         member = entry.get("member_id")
         if not isinstance(member, str) or not member:
             raise InvalidScenarioError(
@@ -560,6 +659,12 @@ def cluster_state_to_json(state: ClusterState) -> dict[str, Any]:
     return document
 
 
+def _unknown(what: str, key: Any, known: Iterable[str]) -> str:
+    """``unknown field`` plus the closest known name, when one is close (difflib)."""
+    close = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
+    return f"unknown {what}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -571,6 +676,8 @@ def _kind(value: Any) -> str:
 __all__ = [
     "CONFIG_KEYS",
     "EXTENSION_KEYS",
+    "KAFKA_CONFIG_NAMES",
+    "YAML_SUFFIXES",
     "LONG_MAX_VALUE",
     "cluster_state_to_json",
     "load_cluster_state",

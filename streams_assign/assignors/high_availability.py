@@ -201,3 +201,13 @@ class HighAvailabilityTaskAssignor:
         state = AssignmentState(cluster, literal=self.literal)
         probing, warmups = assign_with_state(state)
         return state.to_assignment(probing, warmups, assignor=self.name)
+
+__all__ = [
+    "DEFAULT_HIGH_AVAILABILITY_NON_OVERLAP_COST",
+    "DEFAULT_HIGH_AVAILABILITY_TRAFFIC_COST",
+    "HighAvailabilityTaskAssignor",
+    "assign_active_stateful_tasks",
+    "assign_standby_replica_tasks",
+    "assign_stateless_active_tasks",
+    "assign_with_state",
+]

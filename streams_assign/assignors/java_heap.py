@@ -547,3 +547,8 @@ class ExactCaughtUpClients:
             self._base = ("keys", list(map(keys.__getitem__, heap.array)))
             self._log = []
             self._heap = None
+
+__all__ = [
+    "ExactCaughtUpClients",
+    "JavaClientHeap",
+]

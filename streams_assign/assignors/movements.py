@@ -226,3 +226,10 @@ def assign_standby_task_movements(
         caught_up.offer_all([source, destination])
         made += 1
     return made
+
+__all__ = [
+    "WarmupBudget",
+    "assign_active_task_movements",
+    "assign_standby_task_movements",
+    "needs_move",
+]

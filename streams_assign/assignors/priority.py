@@ -272,3 +272,11 @@ class KafkaLiteralPrioritySet:
             rejected.append(client)
         self.offer_all(java_hash_set_order(rejected, lambda c: self._hash_code[c]))
         return found
+
+__all__ = [
+    "ConstrainedPrioritySet",
+    "JavaPriorityQueue",
+    "KafkaLiteralPrioritySet",
+    "PrioritySet",
+    "java_hash_set_order",
+]

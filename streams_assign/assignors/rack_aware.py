@@ -1039,3 +1039,14 @@ def _parse_client_racks(raw: Any) -> dict[str, str]:
             raise InvalidScenarioError(where, f"must be a rack name, got {rack!r}")
         result[process_id] = rack
     return result
+
+__all__ = [
+    "BALANCE_SUBTOPOLOGY",
+    "MIN_TRAFFIC",
+    "MoveStandbyTaskPredicate",
+    "RackAwareTaskAssignor",
+    "STANDBY_OPTIMIZER_MAX_ITERATION",
+    "STATELESS_NON_OVERLAP_COST",
+    "STATELESS_TRAFFIC_COST",
+    "TopicPartition",
+]

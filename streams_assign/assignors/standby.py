@@ -106,3 +106,10 @@ def create_standby_task_assignor(state: AssignmentState) -> StandbyTaskAssignor:
 
         return ClientTagAwareStandbyTaskAssignor()
     return DefaultStandbyTaskAssignor()
+
+__all__ = [
+    "DefaultStandbyTaskAssignor",
+    "StandbyTaskAssignor",
+    "assign_standbys_to_least_loaded_clients",
+    "create_standby_task_assignor",
+]

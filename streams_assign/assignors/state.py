@@ -258,3 +258,7 @@ class AssignmentState:
         return Assignment(
             clients=clients, probing_rebalance_needed=probing_rebalance_needed, assignor=assignor
         )
+
+__all__ = [
+    "AssignmentState",
+]

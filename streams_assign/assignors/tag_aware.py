@@ -346,3 +346,13 @@ class ClientTagAwareStandbyTaskAssignor:
         :func:`distinct_tags_kept`.
         """
         return distinct_tags_kept(state, source, destination, task)
+
+__all__ = [
+    "ClientTagAwareStandbyTaskAssignor",
+    "TagEntry",
+    "assign_standby_tasks_to_clients_with_different_tags",
+    "compute_tasks_to_remaining_standbys",
+    "distinct_tags_kept",
+    "fill_clients_tag_statistics",
+    "tags_match",
+]

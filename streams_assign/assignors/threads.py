@@ -522,3 +522,15 @@ def assign_tasks_to_consumers(cluster: ClusterState, assignment: Assignment) -> 
     if revocation is not None:
         extras["next_rebalance_ms"] = next_rebalance
     return replace(assignment, clients=clients, extras=extras)
+
+__all__ = [
+    "ConsumerAssignment",
+    "RevocationInput",
+    "TopicPartition",
+    "add_client_assignments",
+    "assign_client_tasks_to_threads",
+    "assign_tasks_to_consumers",
+    "assign_tasks_to_threads",
+    "java_string_key",
+    "parse_revocation_input",
+]

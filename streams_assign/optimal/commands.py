@@ -1,4 +1,7 @@
-"""The ``optimal``, ``score`` and ``compare`` subcommands of ``streams-assign``.
+"""The work of the ``optimal``, ``score`` and ``compare`` subcommands of ``streams-assign``.
+
+Their arguments are declared in ``streams_assign.commands.optimal`` / ``.score`` / ``.compare``
+(which import this module only when the subcommand runs, as it needs OR-Tools).
 
 - ``optimal FILE [--problem target|immediate] [--time-limit S] [--json]``: the optimum of one
   problem, with status, objective values, bounds and solve time.
@@ -24,95 +27,27 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_assign.api import get_assignor
-from streams_assign.errors import StreamsAssignError
+from streams_assign.commands._common import load_cluster, load_json
+from streams_assign.errors import StreamsAssignError, UsageError
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.compare import compare_assignors, comparison_table, plot_comparison
 from streams_assign.optimal.metrics import METRIC_NAMES, Metrics, parse_assignment, score
 from streams_assign.optimal.model import Problem
 from streams_assign.optimal.solve import (
-    DEFAULT_NUM_WORKERS,
-    DEFAULT_RANDOM_SEED,
-    DEFAULT_TIME_LIMIT,
     OptimalResult,
     json_number,
     solve_optimal,
 )
 from streams_assign.report import assignment_table
-from streams_assign.scenario import load_cluster_state
+
+__all__ = ["OptimalCommandError", "cmd_compare", "cmd_optimal", "cmd_score"]
 
 _PLOT_FORMATS = (".png", ".svg", ".pdf")
-_WIDE = 150
+_WIDE = 100
 
 
-class OptimalCommandError(StreamsAssignError):
-    """Bad input or usage of the optimality subcommands (exit status 2)."""
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``optimal``, ``score`` and ``compare`` subcommands to ``streams-assign``.
-
-    Parameters
-    ----------
-    subparsers:
-        The ``streams-assign`` parser's subcommands (``cli.build_parser`` calls this).
-    """
-    p_optimal = subparsers.add_parser(
-        "optimal", help="solve the assignment to proven optimality with CP-SAT (OR-Tools)"
-    )
-    p_optimal.add_argument("file", metavar="FILE", help="cluster-state JSON file")
-    p_optimal.add_argument(
-        "--problem",
-        choices=[p.value for p in Problem],
-        default=Problem.TARGET.value,
-        help="target: best balanced converged assignment; immediate: best next assignment "
-        "under Kafka's availability rule (default target)",
-    )
-    _add_solver_options(p_optimal)
-    p_optimal.add_argument("--json", action="store_true", help="print the result as JSON")
-    p_optimal.set_defaults(handler=_cmd_optimal)
-
-    p_score = subparsers.add_parser(
-        "score", help="measure an assignment (restore records, moves, balance, ...)"
-    )
-    p_score.add_argument("file", metavar="FILE", help="cluster-state JSON file")
-    p_score.add_argument(
-        "assignment", metavar="ASSIGNMENT.json", help="an assignment in the output format"
-    )
-    p_score.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    p_score.set_defaults(handler=_cmd_score)
-
-    p_compare = subparsers.add_parser(
-        "compare", help="compare Kafka's assignors with the optimum of each problem"
-    )
-    p_compare.add_argument("file", metavar="FILE", help="cluster-state JSON file")
-    p_compare.add_argument(
-        "--plot", metavar="OUT.png", help="also draw a bar chart (.png, .svg or .pdf)"
-    )
-    _add_solver_options(p_compare)
-    p_compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p_compare.set_defaults(handler=_cmd_compare)
-
-
-def _add_solver_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=DEFAULT_TIME_LIMIT,
-        metavar="S",
-        help=f"CP-SAT wall-time limit per problem in seconds (default {DEFAULT_TIME_LIMIT:g})",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=DEFAULT_NUM_WORKERS,
-        help=f"CP-SAT workers (default {DEFAULT_NUM_WORKERS})",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_RANDOM_SEED,
-        help=f"CP-SAT random seed (default {DEFAULT_RANDOM_SEED})",
-    )
+#: The error of these subcommands (kept under its former name).
+OptimalCommandError = UsageError
 
 
 def _check_solver_options(args: argparse.Namespace) -> None:
@@ -120,28 +55,6 @@ def _check_solver_options(args: argparse.Namespace) -> None:
         raise OptimalCommandError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
     if args.workers < 1:
         raise OptimalCommandError(f"--workers must be >= 1, got {args.workers}")
-
-
-def _load_cluster(path: str) -> ClusterState:
-    try:
-        return load_cluster_state(path)
-    except StreamsAssignError as exc:
-        raise OptimalCommandError(f"{path}: {exc}") from None
-    except OSError as exc:
-        raise OptimalCommandError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def _load_json(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise OptimalCommandError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise OptimalCommandError(
-            f"{path}: malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
 
 
 @contextmanager
@@ -152,9 +65,9 @@ def _spinner(message: str) -> Iterator[Any]:
         yield status
 
 
-def _cmd_optimal(args: argparse.Namespace) -> int:
+def cmd_optimal(args: argparse.Namespace) -> int:
     _check_solver_options(args)
-    cluster = _load_cluster(args.file)
+    cluster = load_cluster(args.file)
     problem = Problem(args.problem)
     with _spinner(f"CP-SAT: solving the {problem.value} problem (up to {args.time_limit:g} s)"):
         hint = _kafka_hint(cluster) if problem is Problem.IMMEDIATE else None
@@ -210,9 +123,9 @@ def _print_optimal(cluster: ClusterState, result: OptimalResult, console: Consol
     console.print(f"solved in {result.solve_seconds:.2f} s")
 
 
-def _cmd_score(args: argparse.Namespace) -> int:
-    cluster = _load_cluster(args.file)
-    document = _load_json(args.assignment)
+def cmd_score(args: argparse.Namespace) -> int:
+    cluster = load_cluster(args.file)
+    document = load_json(args.assignment)
     try:
         assignment = parse_assignment(cluster, document, source=args.assignment)
     except StreamsAssignError as exc:
@@ -244,7 +157,7 @@ def _print_metrics(cluster: ClusterState, metrics: Metrics, console: Console, ti
         console.print(f"[red]invalid:[/] {violation}")
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
+def cmd_compare(args: argparse.Namespace) -> int:
     _check_solver_options(args)
     if args.plot is not None:
         plot = Path(args.plot)
@@ -252,7 +165,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             raise OptimalCommandError(f"--plot {plot}: use a {', '.join(_PLOT_FORMATS)} file name")
         if not (plot.parent if str(plot.parent) else Path(".")).is_dir():
             raise OptimalCommandError(f"--plot {plot}: folder {plot.parent} does not exist")
-    cluster = _load_cluster(args.file)
+    cluster = load_cluster(args.file)
     with _spinner("comparing assignors") as status:
         comparison = compare_assignors(
             cluster,
@@ -273,8 +186,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(json.dumps(comparison.to_json(), indent=1))
         return 0
     console = Console()
-    if not console.is_terminal:
-        console = Console(width=_WIDE)  # a file or pipe gets the whole table, not 80 columns
+    if not console.is_terminal or console.width > _WIDE:
+        console = Console(width=_WIDE)  # rich wraps the cells so the table fits 100 columns
     console.print(comparison_table(comparison))
     for row in comparison.rows:
         if row.note:

@@ -347,3 +347,13 @@ def plot_comparison(
     buffer = io.BytesIO()
     figure.savefig(buffer, format=target.suffix.lstrip(".").lower() or "png", dpi=110)
     write_atomic(target, buffer.getvalue())
+
+__all__ = [
+    "COLUMNS",
+    "Comparison",
+    "ComparisonRow",
+    "SHORT",
+    "compare_assignors",
+    "comparison_table",
+    "plot_comparison",
+]

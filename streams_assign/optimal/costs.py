@@ -221,3 +221,7 @@ def _no_state_records(
         else:
             result.append(max(known.get(task, cluster_max), floor))
     return result
+
+__all__ = [
+    "PlacementCosts",
+]

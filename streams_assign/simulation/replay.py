@@ -213,3 +213,11 @@ def replay(
             break
         state = next_cluster_state(state, result, restored)
     return reports
+
+__all__ = [
+    "RoundReport",
+    "next_cluster_state",
+    "replay",
+    "report_round",
+    "with_changelog_sizes",
+]

@@ -159,3 +159,10 @@ def test_compare_plot_needs_an_image_suffix(capsys, data, tmp_path):
     )
     assert status == 2
     assert ".png" in err
+
+
+def test_compare_table_fits_100_columns(capsys, data):
+    status, out, _ = run(capsys, "compare", str(data.path("hand-cluster")), "--time-limit", "5")
+    assert status == 0
+    assert "high_availability" in out
+    assert max(len(line) for line in out.splitlines()) <= 100

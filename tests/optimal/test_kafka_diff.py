@@ -61,6 +61,7 @@ def test_kafka_ha_assignment_scores_as_valid(inputs, name):
     assert metrics.valid, metrics.violations
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", list(Problem), ids=lambda p: p.value)
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_optimum_is_never_worse_than_kafka_ha(inputs, name, problem):
@@ -74,8 +75,8 @@ def test_optimum_is_never_worse_than_kafka_ha(inputs, name, problem):
         assert reasons, "the model is infeasible although HA's assignment satisfies it"
         assert result.explanation
         return
-    if result.status != "OPTIMAL":
-        pytest.skip(f"not solved to optimality within {TIME_LIMIT:g} s ({result.status})")
+    # A time-out fails: a skipped comparison would check nothing on a slow machine.
+    assert result.status == "OPTIMAL", f"not solved to optimality within {TIME_LIMIT:g} s"
     assert result.assignment is not None and result.metrics is not None
     assert result.metrics.valid, result.metrics.violations
     assert model_violations(cluster, result.assignment, problem) == []

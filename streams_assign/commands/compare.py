@@ -1,0 +1,32 @@
+"""``streams-assign compare FILE [--plot OUT.png] [--time-limit S] [--json]``.
+
+Kafka's assignors beside both optima, as one table and optionally a bar chart (needs the
+``optimal`` extra: OR-Tools and matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from streams_assign.commands._solver import add_solver_options
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``compare`` to its parser."""
+    parser.add_argument("file", metavar="FILE", help="cluster-state JSON file")
+    parser.add_argument(
+        "--plot", metavar="OUT.png", help="also draw a bar chart (.png, .svg or .pdf)"
+    )
+    add_solver_options(parser)
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare and print the table (see ``optimal.commands``)."""
+    from streams_assign.commands._common import naming
+    from streams_assign.optimal.commands import cmd_compare
+
+    with naming(args.file):
+        return cmd_compare(args)
