@@ -57,8 +57,11 @@ def test_random_fleets_prediction_equals_real(
             joining_threads=params["joining_threads"], spark=e2e_spark,
         )
         settled = result.settled == result.predicted
-        runs.append({**params, "matched": result.matched, "settled_matched": settled,
-                     "seconds": round(result.seconds), "differences": result.differences()})
+        entry = {**params, "matched": result.matched, "settled_matched": settled,
+                 "seconds": round(result.seconds), "differences": result.differences()}
+        if not (settled and result.matched):  # keep the evidence: views go with tmp_path
+            entry["detail"] = json.loads((result.folder / "result.json").read_text())
+        runs.append(entry)
         print(f"run {number}: {params} matched={result.matched} settled={settled} "
               f"({result.seconds:.0f} s)")
     matched = sum(r["matched"] for r in runs)
