@@ -31,6 +31,7 @@ demo: $(STAMP)
 	$(BIN)/python -m lag.demo
 
 test: $(STAMP) $(KAFKA_STAMP)
+	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 
 # The real-Kafka checks alone: broker helper tests and end-to-end scenarios A, B, C (docs/e2e.md).

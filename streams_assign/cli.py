@@ -77,6 +77,21 @@ COMMANDS: tuple[Command, ...] = (
         extra="optimal",
     ),
     Command(
+        "plan",
+        "streams_assign.commands.plan",
+        "what-if: add, remove, kill or bounce instances and plan the whole convergence",
+    ),
+    Command(
+        "lags",
+        "streams_assign.commands.lags",
+        "the changelog lag of every replica, caught up or not, and when it will be",
+    ),
+    Command(
+        "init",
+        "streams_assign.commands.init",
+        "write a commented example cluster state to start from",
+    ),
+    Command(
         "protocols",
         "streams_assign.streams_group_compare",
         "the classic HA decision beside the KIP-1071 streams-group decision for one cluster",
@@ -91,6 +106,16 @@ COMMANDS: tuple[Command, ...] = (
         "streams_assign.connect.command",
         "replay Kafka Connect's eager or incremental cooperative assignor round by round",
     ),
+    Command(
+        "group-trace",
+        "streams_assign.protocol.trace_command",
+        "replay classic-group request traces on Kafka's coordinator state machine",
+    ),
+    Command(
+        "protocol-simulate",
+        "streams_assign.protocol.simulate_command",
+        "simulate a group's rebalances over a timeline, eager vs cooperative",
+    ),
 )
 
 #: Top-level module of an optional dependency -> the pip extra that installs it.
@@ -103,6 +128,7 @@ EXTRA_MODULES: dict[str, str] = {
     "pyarrow": "lag",
     "duckdb": "bench",
     "yaml": "yaml",
+    "jinja2": "report",
 }
 
 

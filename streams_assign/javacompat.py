@@ -296,6 +296,7 @@ def task_hash_set(tasks: Iterable[TaskId] = ()) -> JavaHashSet[TaskId]:
     """A ``HashSet<TaskId>`` filled in the given order (``Collectors.toSet()``)."""
     return JavaHashSet(task_id_hash_code, tasks)
 
+
 __all__ = [
     "JavaHashMap",
     "JavaHashSet",

@@ -453,6 +453,7 @@ def sorted_tasks(tasks: Iterable[TaskId]) -> tuple[TaskId, ...]:
     """Tasks in Kafka's TaskId order, as a tuple."""
     return tuple(sorted(tasks))
 
+
 __all__ = [
     "Assignment",
     "AssignmentConfigs",

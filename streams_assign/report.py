@@ -93,6 +93,7 @@ def print_assignment(
     console.print(assignment_table(cluster, assignment, title=title))
     console.print(probing_sentence(cluster, assignment))
 
+
 __all__ = [
     "assignment_table",
     "print_assignment",

@@ -549,9 +549,7 @@ def _parse_consumers(
             raise InvalidScenarioError(where, f"must be an object, got {_kind(entry)}")
         for key in entry:
             if key not in _CONSUMER_KEYS:
-                raise InvalidScenarioError(
-                    f"{where}.{key}", _unknown("field", key, _CONSUMER_KEYS)
-                )
+                raise InvalidScenarioError(f"{where}.{key}", _unknown("field", key, _CONSUMER_KEYS))
         member = entry.get("member_id")
         if not isinstance(member, str) or not member:
             raise InvalidScenarioError(

@@ -19,19 +19,6 @@ def shared_scenarios() -> Path:
     return SCENARIOS
 
 
-#: Fixtures that start something heavy, and the marker their tests get (``make test-fast``
-#: deselects ``spark``, ``kafka`` and ``slow``): a JVM-backed Spark session, a Kafka broker.
-HEAVY_FIXTURES = {"spark": "spark", "kafka_broker": "kafka"}
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that uses a heavy fixture, so no test forgets its tier marker."""
-    for item in items:
-        for fixture, marker in HEAVY_FIXTURES.items():
-            if fixture in getattr(item, "fixturenames", ()):
-                item.add_marker(marker)
-
-
 @pytest.fixture(scope="session")
 def kafka_broker(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     """One real Kafka broker (KRaft, loopback) shared by every ``kafka`` test of the session.
@@ -54,3 +41,16 @@ def kafka_broker(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def
         kept = broker.stop(keep_logs=request.session.testsfailed > 0)
         if kept is not None:
             print(f"\nKafka broker logs kept in {kept / 'logs'}")
+
+
+#: Fixtures that start something heavy, and the marker their tests get (``make test-fast``
+#: deselects ``spark``, ``kafka`` and ``slow``): a JVM-backed Spark session, a Kafka broker.
+HEAVY_FIXTURES = {"spark": "spark", "kafka_broker": "kafka"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses a heavy fixture, so no test forgets its tier marker."""
+    for item in items:
+        for fixture, marker in HEAVY_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)

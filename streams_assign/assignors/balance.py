@@ -205,6 +205,7 @@ def _balance_all_pairs(
                     _move(state, standby, src, dst, task)
                     keep_balancing = True
 
+
 __all__ = [
     "MovePredicate",
     "balance_tasks_over_threads",

@@ -93,6 +93,7 @@ class FallbackPriorTaskAssignor:
         assign_legacy_sticky(state, must_preserve_active_task_assignment=True, rack=None)
         return state.to_assignment(True, assignor=self.name)
 
+
 __all__ = [
     "FALLBACK_ASSIGNOR",
     "FallbackPriorTaskAssignor",

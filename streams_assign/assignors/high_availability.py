@@ -202,6 +202,7 @@ class HighAvailabilityTaskAssignor:
         probing, warmups = assign_with_state(state)
         return state.to_assignment(probing, warmups, assignor=self.name)
 
+
 __all__ = [
     "DEFAULT_HIGH_AVAILABILITY_NON_OVERLAP_COST",
     "DEFAULT_HIGH_AVAILABILITY_TRAFFIC_COST",

@@ -548,6 +548,7 @@ class ExactCaughtUpClients:
             self._log = []
             self._heap = None
 
+
 __all__ = [
     "ExactCaughtUpClients",
     "JavaClientHeap",

@@ -227,6 +227,7 @@ def assign_standby_task_movements(
         made += 1
     return made
 
+
 __all__ = [
     "WarmupBudget",
     "assign_active_task_movements",

@@ -273,6 +273,7 @@ class KafkaLiteralPrioritySet:
         self.offer_all(java_hash_set_order(rejected, lambda c: self._hash_code[c]))
         return found
 
+
 __all__ = [
     "ConstrainedPrioritySet",
     "JavaPriorityQueue",

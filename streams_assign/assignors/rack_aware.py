@@ -1040,6 +1040,7 @@ def _parse_client_racks(raw: Any) -> dict[str, str]:
         result[process_id] = rack
     return result
 
+
 __all__ = [
     "BALANCE_SUBTOPOLOGY",
     "MIN_TRAFFIC",

@@ -107,6 +107,7 @@ def create_standby_task_assignor(state: AssignmentState) -> StandbyTaskAssignor:
         return ClientTagAwareStandbyTaskAssignor()
     return DefaultStandbyTaskAssignor()
 
+
 __all__ = [
     "DefaultStandbyTaskAssignor",
     "StandbyTaskAssignor",

@@ -259,6 +259,7 @@ class AssignmentState:
             clients=clients, probing_rebalance_needed=probing_rebalance_needed, assignor=assignor
         )
 
+
 __all__ = [
     "AssignmentState",
 ]

@@ -482,6 +482,7 @@ class LegacyStickyTaskAssignor:
         assign_legacy_sticky(state, self.must_preserve_active_task_assignment, rack)
         return state.to_assignment(False, assignor=self.name)
 
+
 __all__ = [
     "DEFAULT_STATEFUL_NON_OVERLAP_COST",
     "DEFAULT_STATEFUL_TRAFFIC_COST",

@@ -347,6 +347,7 @@ class ClientTagAwareStandbyTaskAssignor:
         """
         return distinct_tags_kept(state, source, destination, task)
 
+
 __all__ = [
     "ClientTagAwareStandbyTaskAssignor",
     "TagEntry",

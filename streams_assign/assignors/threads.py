@@ -523,6 +523,7 @@ def assign_tasks_to_consumers(cluster: ClusterState, assignment: Assignment) -> 
         extras["next_rebalance_ms"] = next_rebalance
     return replace(assignment, clients=clients, extras=extras)
 
+
 __all__ = [
     "ConsumerAssignment",
     "RevocationInput",

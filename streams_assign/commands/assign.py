@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decide(state: object, args: argparse.Namespace) -> object:
+def _decide(state: Any, args: argparse.Namespace) -> Any:
     """The assignment of one input: per member for a streams group, per client otherwise."""
     from streams_assign.api import assign
     from streams_assign.streams_group import StreamsGroupState
@@ -108,7 +108,7 @@ def _decide(state: object, args: argparse.Namespace) -> object:
         from streams_assign.streams_group_cli import assign_streams_group_cli
 
         return assign_streams_group_cli(state, args)
-    return assign(state, assignor=args.assignor or "high_availability")  # type: ignore[arg-type]
+    return assign(state, assignor=args.assignor or "high_availability")
 
 
 def _batch(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
-"""``streams-assign compare FILE [--plot OUT.png] [--time-limit S] [--json]``.
+"""``streams-assign compare FILE [--assignor NAME...] [--plot OUT.png] [--report OUT.html] ...``.
 
 Kafka's assignors beside both optima, as one table and optionally a bar chart (needs the
-``optimal`` extra: OR-Tools and matplotlib).
+``optimal`` extra: OR-Tools and matplotlib), then each assignor's whole convergence until stable
+beside the target optimum's one-step cost.
 """
 
 from __future__ import annotations
@@ -20,6 +21,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--plot", metavar="OUT.png", help="also draw a bar chart (.png, .svg or .pdf)"
     )
     add_solver_options(parser)
+    parser.add_argument(
+        "--assignor",
+        action="append",
+        metavar="NAME",
+        help="assignor to compare (repeatable; default every registered one that imports)",
+    )
+    parser.add_argument(
+        "--restore-rate",
+        type=float,
+        default=10_000.0,
+        metavar="R",
+        help="records/s one client restores for one task, for the whole convergence "
+        "(default 10000)",
+    )
+    parser.add_argument(
+        "--max-rounds", type=int, default=50, help="rebalances at most per convergence (50)"
+    )
+    parser.add_argument("--report", metavar="OUT.html", help="write a self-contained HTML report")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 

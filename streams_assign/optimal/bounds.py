@@ -395,6 +395,7 @@ def _greedy_spread(
     loads = [Fraction(n, q) for n, q in zip(counts, capacities, strict=True)]
     return max(loads) - min(loads)
 
+
 __all__ = [
     "FlowBound",
     "SpreadOptimum",

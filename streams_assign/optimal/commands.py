@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,24 @@ from streams_assign.api import get_assignor
 from streams_assign.commands._common import load_cluster, load_json
 from streams_assign.errors import StreamsAssignError, UsageError
 from streams_assign.model import Assignment, ClusterState
-from streams_assign.optimal.compare import compare_assignors, comparison_table, plot_comparison
+from streams_assign.optimal.compare import (
+    compare_assignors,
+    comparison_figure,
+    comparison_table,
+)
 from streams_assign.optimal.metrics import METRIC_NAMES, Metrics, parse_assignment, score
 from streams_assign.optimal.model import Problem
 from streams_assign.optimal.solve import (
     OptimalResult,
     json_number,
     solve_optimal,
+)
+from streams_assign.planning.convergence import RestoreRates
+from streams_assign.planning.scores import (
+    convergence_scores,
+    convergence_vs_optimum_table,
+    optimum_one_step,
+    scores_json,
 )
 from streams_assign.report import assignment_table
 
@@ -159,12 +170,18 @@ def _print_metrics(cluster: ClusterState, metrics: Metrics, console: Console, ti
 
 def cmd_compare(args: argparse.Namespace) -> int:
     _check_solver_options(args)
-    if args.plot is not None:
-        plot = Path(args.plot)
-        if plot.suffix.lower() not in _PLOT_FORMATS:
-            raise OptimalCommandError(f"--plot {plot}: use a {', '.join(_PLOT_FORMATS)} file name")
-        if not (plot.parent if str(plot.parent) else Path(".")).is_dir():
-            raise OptimalCommandError(f"--plot {plot}: folder {plot.parent} does not exist")
+    from streams_assign.planning.output import check_output, write_rendered
+    from streams_assign.planning.plan import chosen_assignors
+
+    check_output(args.plot, "--plot", _PLOT_FORMATS)
+    check_output(args.report, "--report", (".html", ".htm"))
+    if not args.restore_rate > 0:
+        raise OptimalCommandError(
+            f"--restore-rate must be > 0 records/s, got {args.restore_rate:g}"
+        )
+    if args.max_rounds < 1:
+        raise OptimalCommandError(f"--max-rounds must be >= 1, got {args.max_rounds}")
+    assignors = chosen_assignors(args.assignor)
     cluster = load_cluster(args.file)
     with _spinner("comparing assignors") as status:
         comparison = compare_assignors(
@@ -174,22 +191,91 @@ def cmd_compare(args: argparse.Namespace) -> int:
             random_seed=args.seed,
             progress=lambda message: status.update(f"comparing assignors: {message}"),
         )
+        comparison = replace(
+            comparison,
+            rows=tuple(
+                row
+                for row in comparison.rows
+                if row.name.startswith("optimal_") or row.name in assignors
+            ),
+        )
+        status.update("comparing assignors: whole convergences")
+        scores = convergence_scores(
+            cluster, assignors, RestoreRates(args.restore_rate), max_rounds=args.max_rounds
+        )
+    to_go = {name: c.probing_rebalances for name, c in scores.items() if c.converged}
+    optimum = optimum_one_step(comparison)
+    outputs: list[tuple[str, str, str | bytes]] = []
     if args.plot is not None:
-        try:
-            plot_comparison(comparison, args.plot)
-        except OSError as exc:
-            raise OptimalCommandError(
-                f"--plot {args.plot}: cannot write: {exc.strerror or exc}"
-            ) from None
-        print(f"wrote {args.plot}", file=sys.stderr)
+        from streams_assign.planning.plots import render
+
+        outputs.append(
+            ("--plot", args.plot, render(comparison_figure(comparison), Path(args.plot).suffix))
+        )
+    if args.report is not None:
+        outputs.append(("--report", args.report, _compare_page(args, comparison, scores, to_go)))
+    write_rendered(outputs)
     if args.json:
-        print(json.dumps(comparison.to_json(), indent=1))
+        document = comparison.to_json()
+        document["convergence"] = scores_json(scores, optimum)
+        print(json.dumps(document, indent=1))
         return 0
     console = Console()
     if not console.is_terminal or console.width > _WIDE:
         console = Console(width=_WIDE)  # rich wraps the cells so the table fits 100 columns
-    console.print(comparison_table(comparison))
+    console.print(comparison_table(comparison, probing_to_go=to_go))
     for row in comparison.rows:
         if row.note:
             console.print(f"[yellow]{row.name}:[/] {row.note}")
+    console.print(
+        convergence_vs_optimum_table(
+            scores,
+            optimum,
+            title=f"until stable (restore {args.restore_rate:g} records/s per task)",
+        )
+    )
     return 0
+
+
+def _compare_page(
+    args: argparse.Namespace, comparison: Any, scores: Any, to_go: dict[str, int]
+) -> str:
+    """The HTML report of ``compare --report``: both tables, the bar charts, the convergence."""
+    from streams_assign.optimal.compare import COLUMNS, _gap_cell, _short, _target_gap_cell
+    from streams_assign.planning.page import PageTable, convergence_tables, render_page
+    from streams_assign.planning.plots import convergence_figure
+
+    rows = []
+    for row in comparison.rows:
+        cells = (
+            [_short(getattr(row.metrics, name)) for name, _ in COLUMNS]
+            if row.metrics is not None
+            else ["-"] * len(COLUMNS)
+        )
+        rows.append(
+            (
+                row.name,
+                row.status,
+                *cells,
+                _gap_cell(comparison.gap(row, Problem.IMMEDIATE)).replace("\n", ", "),
+                _target_gap_cell(comparison.gap(row, Problem.TARGET), to_go.get(row.name)).replace(
+                    "\n", " "
+                ),
+            )
+        )
+    first = PageTable(
+        "Next rebalance: assignors vs the optimum",
+        ("assignor", "status", *(h for _, h in COLUMNS), "gap to immediate", "gap to target"),
+        rows,
+    )
+    tables = [first, *convergence_tables(list(scores.values()))]
+    figures = [("Assignors vs the optimum (next rebalance)", comparison_figure(comparison))]
+    if scores:
+        figures.append(("Whole convergence", convergence_figure(list(scores.values()))))
+    name = comparison.cluster.name or str(args.file)
+    summary = [
+        f"{len(comparison.cluster.clients)} clients; restore rate {args.restore_rate:g} "
+        "records/s per task; probing rebalances every "
+        f"{comparison.cluster.configs.probing_rebalance_interval_ms} ms."
+    ]
+    return render_page(f"How far from optimal is {name}?", summary, tables, figures)

@@ -222,6 +222,7 @@ def _no_state_records(
             result.append(max(known.get(task, cluster_max), floor))
     return result
 
+
 __all__ = [
     "PlacementCosts",
 ]

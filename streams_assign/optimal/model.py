@@ -944,6 +944,7 @@ def _restore_scale(costs: PlacementCosts) -> int:
         worst += copies * max((costs.restore[c][t] for c in range(costs.num_clients)), default=0)
     return max(1, -(-worst // MAX_RESTORE_TOTAL))
 
+
 __all__ = [
     "AssignmentModel",
     "HallCut",

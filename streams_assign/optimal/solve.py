@@ -621,6 +621,7 @@ def model_violations(
         )
     return reasons
 
+
 __all__ = [
     "DEFAULT_NUM_WORKERS",
     "DEFAULT_RANDOM_SEED",

@@ -251,6 +251,7 @@ class ConvergenceHarness:
                 )
         return problems
 
+
 __all__ = [
     "ConvergenceHarness",
     "HARNESS_END_OFFSET_SUM",

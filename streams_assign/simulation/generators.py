@@ -164,6 +164,7 @@ def random_scenario(
         "clients": clients,
     }
 
+
 __all__ = [
     "process_ids",
     "random_scenario",
