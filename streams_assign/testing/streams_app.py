@@ -171,6 +171,9 @@ class StreamsInstance:
         }
         command = [
             java_executable(), c.heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            # RocksDB unpacks its native library into java.io.tmpdir and a killed JVM leaves
+            # it there (15 MB): keep it inside the instance's folder, removed on close.
+            f"-Djava.io.tmpdir={self.root}",
             f"-Dlog4j.configuration=file:{c.log4j}", "-cp", c.cp, MAIN_CLASS,
             *(f"{key}={value}" for key, value in args.items()),
         ]
