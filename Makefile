@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup kafka demo test test-fast lint bench clean
+.PHONY: setup kafka demo test test-fast lint bench clean e2e demo-kafka
 
 # Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
 KAFKA_STAMP := .kafka/.fetched
@@ -33,6 +33,14 @@ demo: $(STAMP)
 test: $(STAMP) $(KAFKA_STAMP)
 	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
+
+# The real-Kafka checks alone: broker helper tests and end-to-end scenarios A, B, C (docs/e2e.md).
+e2e: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/python -m pytest tests/kafka tests/e2e
+
+# The real-cluster path of the demo: broker + Streams app, prediction beside the real assignment.
+demo-kafka: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/python -m streams_assign.testing.demo_kafka --scenario A --scenario B --scenario C
 
 # The edit loop: everything but Spark, the broker and the long solver runs (under a minute).
 test-fast: $(STAMP)

@@ -34,6 +34,7 @@ import socket
 import struct
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 import weakref
@@ -131,6 +132,19 @@ _LIVE: weakref.WeakSet[KafkaBroker] = weakref.WeakSet()
 def _stop_all_brokers() -> None:
     for broker in list(_LIVE):
         broker.stop()
+
+
+def _exit_on_sigterm() -> None:
+    """Turn SIGTERM into ``SystemExit`` (when nobody handles it yet), so ``finally`` blocks and
+    the ``atexit`` hooks stop every JVM when a run is terminated (a CI time-out, ``kill``)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+
+        def terminate(signum: int, frame: object) -> None:
+            raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGTERM, terminate)
 
 
 class KafkaBroker:
@@ -259,6 +273,7 @@ class KafkaBroker:
         """
         if self.running:
             return self
+        _exit_on_sigterm()
         cp = classpath("lib")
         java = java_executable()
         if self._work_parent is not None:
