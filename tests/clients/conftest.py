@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 PARTITIONS = 12
 #: Longest wait for any one condition (seconds); a time-out fails the test with its reason.
-WAIT_S = 120.0
+WAIT_S = 300.0
 
 
 @dataclass

@@ -28,7 +28,7 @@ STREAMS_ARGS = [
 ]
 #: kafka-python 3.x heartbeats from an IO thread that shares the GIL with the app's threads; on
 #: a loaded 2-core machine 3 s sessions expired now and then, so its runs use 6 s.
-KAFKA_PYTHON_SESSION = ["--session-timeout-ms", "6000"]
+KAFKA_PYTHON_SESSION = ["--session-timeout-ms", "10000"]
 KAFKA_PYTHON_ARGS = [*STREAMS_ARGS, *KAFKA_PYTHON_SESSION]
 
 
