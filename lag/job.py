@@ -49,6 +49,7 @@ from lag.kafka import (
 from lag.members import Membership
 from lag.readers import errors_dataframe
 from lag.topology import Topology
+from streams_assign.model import compute_task_lag
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -494,15 +495,109 @@ def _decode(frame: DataFrame, process_keys: DataFrame) -> DataFrame:
     return _with_task(frame.join(F.broadcast(process_keys), "pkey", "left"))
 
 
-#: Most changelog end-offset rows whose per-task sums the as-of join broadcasts; beyond it,
-#: both sides of the join are shuffled.
-BROADCAST_END_ROWS = 20_000_000
+#: Estimated bytes of one as-of interval row held in a broadcast hash relation (four longs, the
+#: key and the row overhead; measured about 95 B in the driver's heap).
+INTERVAL_ROW_BYTES = 96
+#: Target bytes of input per shuffle partition (about a million offset rows of Parquet).
+PARTITION_INPUT_BYTES = 8 * 1024 * 1024
+#: Most shuffle partitions the job asks for (AQE coalesces small ones after each shuffle).
+MAX_SHUFFLE_PARTITIONS = 4096
 #: Largest join key of the one-long-key as-of join (beyond it, the join uses two keys).
 MAX_JOIN_KEY = 2**62
 
 
+def estimated_interval_bytes(end_stats: list[Any], layout: TaskLayout) -> int:
+    """Bytes the as-of join's interval table would take as a broadcast hash relation.
+
+    Parameters
+    ----------
+    end_stats:
+        Per end-offset topic: ``topic``, ``n`` (partitions), ``rows`` (end-offset rows).
+    layout:
+        The task layout (which topics are changelogs of which sub-topology).
+
+    Returns
+    -------
+    int
+        Bytes: one interval per (moment, task), i.e. the end-offset rows of the largest changelog
+        topic of each stateful sub-topology, listed under 1.5 time buckets on average, at
+        :data:`INTERVAL_ROW_BYTES` each. Grows with tasks x end-offset moments, which is why the
+        join broadcasts only when this fits Spark's broadcast threshold.
+    """
+    per_sub: dict[int, int] = {}
+    for r in end_stats:
+        owner = layout.changelogs.get(r["topic"])
+        if owner is not None:
+            per_sub[owner[0]] = max(per_sub.get(owner[0], 0), int(r["rows"]))
+    return int(1.5 * sum(per_sub.values()) * INTERVAL_ROW_BYTES)
+
+
+def broadcast_threshold(spark: SparkSession) -> int:
+    """Spark's ``spark.sql.autoBroadcastJoinThreshold`` in bytes (-1 = never broadcast).
+
+    Parameters
+    ----------
+    spark:
+        The session whose SQL conf is read (Spark's own parsing of ``10MB``, ``10485760b``).
+
+    Returns
+    -------
+    int
+        Bytes; -1 when broadcasts are switched off.
+    """
+    conf = spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
+    return int(conf.autoBroadcastJoinThreshold())
+
+
+def plan_size_bytes(frame: DataFrame) -> int:
+    """Spark's estimate of a DataFrame's size in bytes (the optimized plan's statistics).
+
+    For files this is their size on disk (Parquet: compressed), for rows held in the driver
+    their in-memory size; it costs no Spark job.
+
+    Parameters
+    ----------
+    frame:
+        Any DataFrame.
+
+    Returns
+    -------
+    int
+        Bytes (Spark reports ``Long.MAX_VALUE``-like numbers when it cannot tell).
+    """
+    plan = frame._jdf.queryExecution().optimizedPlan()  # type: ignore[attr-defined]
+    return int(str(plan.stats().sizeInBytes()))
+
+
+def shuffle_partitions_for(input_bytes: int, configured: int) -> int:
+    """Shuffle partitions for ``input_bytes`` of offset rows: sized by volume, never fewer than set.
+
+    Parameters
+    ----------
+    input_bytes:
+        Estimated bytes of the offset rows (Spark's plan statistics).
+    configured:
+        ``spark.sql.shuffle.partitions`` as set (a floor).
+
+    Returns
+    -------
+    int
+        ``max(configured, ceil(input_bytes / PARTITION_INPUT_BYTES))``, at most
+        :data:`MAX_SHUFFLE_PARTITIONS` (about a million offset rows per partition; Spark's AQE
+        coalesces partitions that come out small).
+    """
+    if input_bytes >= 2**62:  # Spark's "unknown" (spark.sql.defaultSizeInBytes)
+        return configured
+    wanted = -(-max(0, input_bytes) // PARTITION_INPUT_BYTES)
+    return max(configured, min(wanted, MAX_SHUFFLE_PARTITIONS))
+
+
 def _as_of_join(
-    snapshots: DataFrame, complete_ends: DataFrame, end_stats: list[Any], layout: TaskLayout
+    snapshots: DataFrame,
+    complete_ends: DataFrame,
+    end_stats: list[Any],
+    layout: TaskLayout,
+    broadcast: bool,
 ) -> DataFrame:
     """Add to each snapshot the latest complete end offsets of its task at or before its time.
 
@@ -518,6 +613,11 @@ def _as_of_join(
     side is Spark's long-keyed hash relation (an array when the keys are dense); a partition
     beyond ``P`` has no end offsets and gets no key. When the fold could pass 2^62, the join
     keeps the two keys.
+
+    ``broadcast`` ships the intervals to every task as a hash relation (decided by the caller from
+    :func:`estimated_interval_bytes` against Spark's threshold); otherwise Spark plans the join
+    (a shuffle of both sides on the key), so no table that grows with end-offset moments is
+    ever built in the driver.
 
     Returns
     -------
@@ -569,7 +669,7 @@ def _as_of_join(
         keys = F.col("o.k") == F.col("e.k")
     else:
         keys = (F.col("o.task_key") == F.col("e.task_key")) & (F.col("o.b") == F.col("e.b"))
-    if sum(r["rows"] for r in stats) <= BROADCAST_END_ROWS:
+    if broadcast:
         intervals = F.broadcast(intervals)
     o, e = o.alias("o"), intervals.alias("e")
     matches = (
@@ -624,6 +724,8 @@ class LagJob:
     snapshots:
         Per (snapshot, process, task) offset sums with the as-of end offsets, keyed by ``pkey``
         (process id hash) and ``task_key`` (internal); cached when ``persist``.
+    sums:
+        The same offset sums before the as-of join (never cached): the cluster state reads them.
     end_sums:
         Per (moment, task) end offset sums with their completeness, keyed by ``task_key``;
         cached when ``persist``.
@@ -637,6 +739,10 @@ class LagJob:
         Snapshots spanned by the restore table's rates.
     persist:
         Whether ``snapshots`` and ``end_sums`` are cached.
+    shuffle_partitions:
+        ``spark.sql.shuffle.partitions`` the job chose from the input volume.
+    broadcast_join:
+        Whether the as-of join broadcasts its interval table.
 
     The decoded tables (:attr:`lags`, :attr:`restore`, :attr:`named`) are built on first use,
     after :attr:`process_keys`.
@@ -649,12 +755,19 @@ class LagJob:
     actives: dict[str, set[tuple[int, int]]]
     configs: LagConfigs
     snapshots: DataFrame
+    sums: DataFrame
     end_sums: DataFrame
     offsets: DataFrame
     row_errors: DataFrame
     python_errors: list[ErrorRow]
     rate_window: int = 2
     persist: bool = True
+    shuffle_partitions: int = 0
+    broadcast_join: bool = False
+    _replica_memo: dict[int | None, tuple[list[tuple[int, int, int]], dict[int, str]]] = field(
+        default_factory=dict, repr=False
+    )
+    _member_key_memo: dict[int, str] | None = field(default=None, repr=False)
 
     @cached_property
     def process_keys(self) -> DataFrame:
@@ -805,9 +918,15 @@ class LagJob:
             ``prev_active``, ``prev_standby`` and ``task_lags`` (or ``task_offset_sums``), task
             ids in Kafka's TaskId order, clients in UUID order. A stateful task without any end
             offsets gets lag -3 (unknown) on clients with local state, and an error row.
+
+        Notes
+        -----
+        Built from per-(process, task) aggregates of the offset sums (their latest snapshot at or
+        before the moment), not from the cached per-snapshot table: the driver collects at most
+        tasks x clients rows and the per-task end offset sums, whatever the number of snapshots.
         """
         cutoff = self.state_moment(at)
-        rows = self._state_at(at, cutoff).collect()
+        replicas, names = self._replicas_at(cutoff)
         end_sums = {
             f"{r['sub']}_{r['part']}": r["end_offset_sum"] for r in self._end_sums_at(at).collect()
         }
@@ -826,40 +945,48 @@ class LagJob:
                     )
                 )
 
-        per_client: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
-        for r in rows:
-            task = f"{r['sub']}_{r['part']}"
+        capacity = self.membership.capacity()
+        stateful_subs = self.layout.stateful_subtopologies
+        local: dict[str, dict[str, int]] = defaultdict(dict)
+        for pkey, task_key, offset_sum in replicas:
+            process_id = names[pkey]
+            if process_id not in capacity:
+                continue  # not a group member: listed by non_member_processes
+            task = f"{task_key >> 32}_{task_key & 0xFFFF_FFFF}"
             if task not in known_stateful:
                 self.python_errors.append(
                     ErrorRow(
                         "offsets",
                         None,
-                        f"{r['process_id']} {task}",
+                        f"{process_id} {task}",
                         "unknown task: beyond the partitions of its changelogs",
                     )
                 )
                 continue
-            per_client[r["process_id"]][task] = (r["reported_sum"], r["lag"])
+            local[process_id][task] = offset_sum
 
-        capacity = self.membership.capacity()
         clients = []
         for process_id in sorted(capacity, key=uuid_sort_key):
-            tasks = per_client.get(process_id, {})
-            active = {f"{s}_{p}" for s, p in self.actives.get(process_id, set())}
+            reported = dict(local.get(process_id, {}))
+            owned = {f"{s}_{p}" for s, p in self.actives.get(process_id, set())}
+            # A running active reports Task.LATEST_OFFSET for its stateful tasks.
+            for task in owned:
+                if int(task.split("_")[0]) in stateful_subs:
+                    reported[task] = LATEST_OFFSET
             # ClientState.initializePrevTasks: owned partitions first, then offset sums of -2.
-            active |= {t for t, (reported, _lag) in tasks.items() if reported == LATEST_OFFSET}
-            standby = {t for t in tasks if t not in active}
+            active = owned | {t for t, v in reported.items() if v == LATEST_OFFSET}
+            standby = {t for t in reported if t not in active}
             client: dict[str, Any] = {
                 "id": process_id,
                 "capacity": capacity[process_id],
                 "prev_active": sorted_task_ids(active),
                 "prev_standby": sorted_task_ids(standby),
             }
-            ordered = sorted_task_ids(tasks)
+            ordered = sorted_task_ids(reported)
             if native:
-                client["task_offset_sums"] = {t: tasks[t][0] for t in ordered if t in end_sums}
+                client["task_offset_sums"] = {t: reported[t] for t in ordered if t in end_sums}
             else:
-                client["task_lags"] = {t: tasks[t][1] for t in ordered}
+                client["task_lags"] = {t: _state_lag(reported[t], end_sums.get(t)) for t in ordered}
             clients.append(client)
 
         document: dict[str, Any] = {
@@ -888,19 +1015,48 @@ class LagJob:
         list of str
             Process ids, sorted.
         """
+        replicas, names = self._replicas_at(self.state_moment(at))
         members = set(self.membership.processes())
-        rows = self._offsets_at(self.state_moment(at)).select("process_id").distinct().collect()
-        return sorted({r["process_id"] for r in rows} - members)
+        return sorted({names[pkey] for pkey, _task, _sum in replicas} - members)
 
-    def _offsets_at(self, cutoff: int | None) -> DataFrame:
+    def _replicas_at(self, cutoff: int | None) -> tuple[list[tuple[int, int, int]], dict[int, str]]:
+        """Each process's latest snapshot at or before ``cutoff``: (pkey, task_key, offset sum).
+
+        One aggregation per (process, task) over the offset sums (latest time and the sum then),
+        then a window per process keeps the tasks of its latest snapshot. Collects at most
+        tasks x processes rows; memoised per cutoff. Also returns the process ids by key.
+        """
+        from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        offsets = self.named
+        memo = self._replica_memo.get(cutoff)
+        if memo is not None:
+            return memo
+        sums = self.sums
         if cutoff is not None:
-            offsets = offsets.filter(
-                (F.col("time_key") <= cutoff) | (F.col("time_key") == LONG_MAX)
-            )
-        return offsets
+            sums = sums.filter((F.col("time_key") <= cutoff) | (F.col("time_key") == LONG_MAX))
+        per_task = sums.groupBy("pkey", "task_key").agg(
+            F.max("time_key").alias("t"), F.max_by("offset_sum", "time_key").alias("offset_sum")
+        )
+        latest = F.max("t").over(Window.partitionBy("pkey"))
+        rows = (
+            per_task.select("*", latest.alias("latest"))
+            .filter(F.col("t") == F.col("latest"))
+            .select("pkey", "task_key", "offset_sum")
+            .collect()
+        )
+        replicas = [(int(r["pkey"]), int(r["task_key"]), int(r["offset_sum"])) for r in rows]
+        members = self._member_keys()
+        seen = {pkey for pkey, _task, _sum in replicas}
+        names = members if seen <= members.keys() else _scan_process_keys(self.offsets)
+        result = (replicas, names)
+        self._replica_memo[cutoff] = result
+        return result
+
+    def _member_keys(self) -> dict[int, str]:
+        if self._member_key_memo is None:
+            self._member_key_memo = _member_process_keys(self.spark, self.membership)
+        return self._member_key_memo
 
     def _end_sums_at(self, at: int | None) -> DataFrame:
         from pyspark.sql import functions as F
@@ -917,32 +1073,14 @@ class LagJob:
             )
         )
 
-    def _state_at(self, at: int | None, cutoff: int | None) -> DataFrame:
-        from pyspark.sql import functions as F
 
-        offsets = self._offsets_at(cutoff)
-        latest = offsets.groupBy("process_id").agg(F.max("time_key").alias("time_key"))
-        current = offsets.join(F.broadcast(latest), ["process_id", "time_key"]).select(
-            "process_id", "sub", "part", "offset_sum"
-        )
-        stateful_subs = self.layout.stateful_subtopologies
-        active_rows = [
-            (pid, sub, part)
-            for pid, tasks in self.actives.items()
-            for sub, part in tasks
-            if sub in stateful_subs
-        ]
-        actives = self.spark.createDataFrame(
-            active_rows, "process_id string, sub int, part int"
-        ).withColumn("active", F.lit(True))
-        joined = current.join(actives, ["process_id", "sub", "part"], "full_outer").join(
-            self._end_sums_at(at), ["sub", "part"], "left"
-        )
-        reported = F.when(F.col("active"), F.lit(LATEST_OFFSET)).otherwise(F.col("offset_sum"))
-        lag = F.coalesce(kafka_lag(reported, F.col("end_offset_sum")), F.lit(UNKNOWN_OFFSET_SUM))
-        return joined.select(
-            "process_id", "sub", "part", reported.alias("reported_sum"), lag.alias("lag")
-        )
+def _state_lag(reported: int, end_offset_sum: int | None) -> int:
+    """The lag a cluster state carries: Kafka's rule, -3 when the end offset sum is unknown."""
+    if reported in (LATEST_OFFSET, UNKNOWN_OFFSET_SUM):
+        return reported
+    if end_offset_sum is None:
+        return UNKNOWN_OFFSET_SUM
+    return compute_task_lag(reported, end_offset_sum)
 
 
 def compute_lags(
@@ -958,6 +1096,7 @@ def compute_lags(
     errors: Sequence[ErrorRow] = (),
     end_source: str = "end-offsets",
     persist: bool = True,
+    broadcast_end_offsets: bool | None = None,
 ) -> LagJob:
     """Build the lag job over offset rows and end-offset rows.
 
@@ -988,6 +1127,9 @@ def compute_lags(
         Cache the per-snapshot aggregates (the lag table, the restore table and the cluster
         state all read them). Without it, each output recomputes them from the inputs, and the
         restore table does so ``rate_window`` times.
+    broadcast_end_offsets:
+        Broadcast the as-of join's interval table (True), shuffle both sides (False), or decide
+        from its estimated bytes against ``spark.sql.autoBroadcastJoinThreshold`` (None).
 
     Returns
     -------
@@ -1037,6 +1179,15 @@ def compute_lags(
 
     changelog_sub = {topic: sub for topic, (sub, _store) in layout.changelogs.items()}
     stateful_subs = sorted(layout.stateful_subtopologies)
+
+    # --- sizing: partitions by input volume, broadcast only what fits Spark's threshold ------
+    configured = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+    partitions = shuffle_partitions_for(plan_size_bytes(offsets), configured)
+    if partitions != configured:
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    if broadcast_end_offsets is None:
+        threshold = broadcast_threshold(spark)
+        broadcast_end_offsets = 0 <= estimated_interval_bytes(end_stats, layout) <= threshold
 
     # --- offset rows: validate, map to tasks -----------------------------------------------
     is_marker = F.col("topic").isNull()  # an empty checkpoint: local state, offset sum 0
@@ -1199,7 +1350,10 @@ def compute_lags(
         "n_partitions",
         _pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
     )
-    snapshots = _as_of_join(snapshots, end_sums.filter(F.col("complete")), end_stats, layout)
+    sums = snapshots
+    snapshots = _as_of_join(
+        snapshots, end_sums.filter(F.col("complete")), end_stats, layout, broadcast_end_offsets
+    )
     if persist:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
 
@@ -1235,12 +1389,15 @@ def compute_lags(
         actives=actives,
         configs=configs,
         snapshots=snapshots,
+        sums=sums,
         end_sums=end_sums,
         offsets=offsets,
         row_errors=offset_errors.unionByName(end_errors).unionByName(incomplete_errors),
         python_errors=python_errors,
         rate_window=rate_window,
         persist=persist,
+        shuffle_partitions=partitions,
+        broadcast_join=broadcast_end_offsets,
     )
 
 
