@@ -232,6 +232,10 @@ def prepare(request: ComputeRequest) -> tuple[Topology, Membership]:
     for path in request.state_dirs:
         if not Path(path).is_dir():
             raise LagInputError(f"--state-dirs {path}: no such directory")
+    if request.state_dirs:
+        from lag.collect import check_process_ids
+
+        check_process_ids(list(request.state_dirs), request.application_id)
     for path in request.offsets:
         require_exists("--offsets", path)
     _check_output("--output", request.output)
