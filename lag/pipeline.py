@@ -92,6 +92,90 @@ class ComputeSummary:
     outputs: list[str]
     at: int | None = None
 
+    def client_rows(self) -> list[dict[str, Any]]:
+        """Per client: stateful tasks caught up, lagging and without local state; largest lags.
+
+        A task counts as caught up by Kafka's rule (``is_caught_up``: a running active's -2, or a
+        lag within ``acceptable.recovery.lag``); lagging when its lag is beyond that (or -3,
+        unknown); without state when the client reported no offset sum for it.
+
+        Returns
+        -------
+        list of dict
+            ``id``, ``capacity``, ``active`` (running active tasks), ``caught_up``, ``lagging``,
+            ``no_state`` (counts of stateful tasks) and ``largest`` (up to three
+            ``(task id, lag in records)``, largest first), clients in the document's order.
+        """
+        from streams_assign.model import compute_task_lag, is_caught_up
+
+        configs = self.document["configs"]
+        acceptable = configs.get("acceptable_recovery_lag", 10_000)
+        ends = self.document.get("changelog_end_offset_sums", {})
+        stateful = len(self.document["stateful_tasks"])
+        rows = []
+        for client in self.document["clients"]:
+            if "task_lags" in client:
+                lags = dict(client["task_lags"])
+            else:
+                lags = {
+                    t: compute_task_lag(v, ends[t]) for t, v in client["task_offset_sums"].items()
+                }
+            caught = [t for t, lag in lags.items() if is_caught_up(lag, acceptable)]
+            behind = sorted(
+                ((t, lag) for t, lag in lags.items() if t not in caught and lag >= 0),
+                key=lambda item: -item[1],
+            )
+            rows.append(
+                {
+                    "id": client["id"],
+                    "capacity": client["capacity"],
+                    "active": sum(1 for lag in lags.values() if lag == -2),
+                    "caught_up": len(caught),
+                    "lagging": len(lags) - len(caught),
+                    "no_state": stateful - len(lags),
+                    "largest": behind[:3],
+                }
+            )
+        return rows
+
+    def table(self, limit: int = 20) -> Any:
+        """The per-client summary as a ``rich`` table (the ``limit`` clients lagging most).
+
+        Parameters
+        ----------
+        limit:
+            Most clients shown; the caption says how many were left out.
+
+        Returns
+        -------
+        rich.table.Table
+        """
+        from rich.table import Table
+
+        rows = self.client_rows()
+        shown = sorted(rows, key=lambda r: (-r["lagging"], -r["no_state"]))[:limit]
+        order = {r["id"]: i for i, r in enumerate(rows)}
+        shown.sort(key=lambda r: order[r["id"]])
+        acceptable = self.document["configs"].get("acceptable_recovery_lag", 10_000)
+        table = Table(
+            title=f"stateful tasks per client (caught up = lag <= {acceptable:,} records)",
+            caption=None if len(rows) <= limit else f"{len(rows) - limit} more client(s) not shown",
+        )
+        for name in ("client", "threads", "running active", "caught up", "lagging", "no state"):
+            table.add_column(name, justify="left" if name == "client" else "right")
+        table.add_column("largest lags (records)")
+        for r in shown:
+            table.add_row(
+                r["id"],
+                str(r["capacity"]),
+                str(r["active"]),
+                str(r["caught_up"]),
+                str(r["lagging"]),
+                str(r["no_state"]),
+                ", ".join(f"{t} {lag:,}" for t, lag in r["largest"]) or "-",
+            )
+        return table
+
     def text(self) -> str:
         """A few lines: clients, tasks, lags, errors, outputs."""
         clients = self.document["clients"]
