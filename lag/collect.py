@@ -34,6 +34,7 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -244,7 +245,7 @@ def application_dir(state_dir: Path, application_id: str | None) -> Path:
 
 
 def check_process_ids(
-    state_dirs: list[str | os.PathLike[str]], application_id: str | None = None
+    state_dirs: Sequence[str | os.PathLike[str]], application_id: str | None = None
 ) -> dict[str, str]:
     """The process id of each instance folder, refusing one id in two folders (no checkpoints read).
 
@@ -286,7 +287,7 @@ def check_process_ids(
 
 
 def collect_state_dirs(
-    state_dirs: list[str | os.PathLike[str]],
+    state_dirs: Sequence[str | os.PathLike[str]],
     application_id: str | None = None,
     snapshot_time: int | None = None,
 ) -> CollectResult:

@@ -357,12 +357,13 @@ def build_job(
         When a row input cannot be read, or the end offsets name no changelog of the topology.
     """
     from lag.collect import collect_state_dirs
-    from lag.job import LagConfigs, compute_lags
+    from lag.job import compute_lags
     from lag.readers import offset_rows_dataframe, read_end_offsets, read_offset_rows
+    from streams_assign.model import AssignmentConfigs
 
     errors: list[ErrorRow] = list(membership.errors)
     if request.state_dirs:
-        collected = collect_state_dirs(request.state_dirs, request.application_id)
+        collected = collect_state_dirs(list(request.state_dirs), request.application_id)
         errors.extend(collected.errors)
         offsets = offset_rows_dataframe(spark, collected.rows)
     else:
@@ -370,7 +371,7 @@ def build_job(
     end_offsets, end_errors = read_end_offsets(spark, request.end_offsets)
     errors.extend(end_errors)
     try:
-        configs = LagConfigs(**request.configs)
+        configs = AssignmentConfigs(**request.configs)  # type: ignore[arg-type]
     except (TypeError, ValueError) as exc:
         raise LagInputError(f"configs: {exc}") from None
     return compute_lags(
@@ -386,6 +387,31 @@ def build_job(
         end_source=" ".join(request.end_offsets),
         persist=request.persist,
     )
+
+
+def validate_document(document: dict[str, Any], path: str) -> None:
+    """Check a cluster-state document with the core's parser before it is written.
+
+    Parameters
+    ----------
+    document:
+        The cluster state the job built.
+    path:
+        Where it would be written (named in the message).
+
+    Raises
+    ------
+    LagInputError
+        When ``streams_assign.scenario.parse_cluster_state`` refuses it (naming the JSON path
+        and the value); nothing is written then.
+    """
+    from streams_assign.errors import InvalidScenarioError
+    from streams_assign.scenario import parse_cluster_state
+
+    try:
+        parse_cluster_state(document)
+    except InvalidScenarioError as exc:
+        raise LagInputError(f"--output {path}: the cluster state is not valid: {exc}") from None
 
 
 def run_compute(
@@ -438,6 +464,7 @@ def run_compute(
             with stages.stage(f"writing errors table {request.errors_table}"):
                 write_table(job.errors(), request.errors_table, single_file=True)
         errors = job.error_summary()
+        validate_document(document, request.output)
         write_json_atomic(request.output, document)
     finally:
         job.unpersist()

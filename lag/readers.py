@@ -127,6 +127,7 @@ def _read_rows(
     require_exists(option, path)
     fmt = input_format(path)
     target = StructType.fromDDL(schema)
+    assert isinstance(target, StructType)
     try:
         if fmt == "json":
             frame = spark.read.schema(target).option("columnNameOfCorruptRecord", "raw").json(path)

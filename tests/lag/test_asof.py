@@ -41,7 +41,7 @@ end_histories = st.dictionaries(
     st.tuples(st.sampled_from([None, 100, 200, 300, 400]), topics, partitions),
     st.integers(0, 1000),
     min_size=1,
-    max_size=30,
+    max_size=40,
 )
 offset_histories = st.dictionaries(
     st.tuples(
@@ -52,7 +52,7 @@ offset_histories = st.dictionaries(
     ),
     st.one_of(st.just(-4), st.integers(0, 1000)),
     min_size=1,
-    max_size=30,
+    max_size=40,
 )
 
 
@@ -134,7 +134,7 @@ def reference(
 
 
 @settings(
-    max_examples=8,
+    max_examples=5,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
