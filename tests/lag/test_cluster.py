@@ -87,6 +87,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> dict[str, Any]
         os.environ,
         SPARK_LOCAL_IP="127.0.0.1",
         PYSPARK_SUBMIT_ARGS="--driver-memory 512m --conf spark.executor.memory=512m "
+        "--conf spark.sql.shuffle.partitions=4 "
         "--conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 pyspark-shell",
     )
     with StandaloneCluster(workers=2, cores=1, memory="640m") as cluster:
