@@ -78,6 +78,37 @@ def broadcast_threshold(spark: SparkSession) -> int:
     return int(conf.autoBroadcastJoinThreshold())
 
 
+#: Share of the driver's maximum heap a broadcast of the as-of intervals may take.
+DRIVER_HEAP_SHARE = 8
+
+
+def broadcast_limit(spark: SparkSession) -> int:
+    """Most estimated bytes the as-of join broadcasts: Spark's threshold or 1/8 of the driver heap.
+
+    The interval table is built in the driver before it is shipped, about twice its estimated
+    size while the hash relation is made; an eighth of the driver's maximum heap
+    (``Runtime.maxMemory``, 128 MB of the default 1 GB) keeps that a quarter of it. When Spark's
+    ``spark.sql.autoBroadcastJoinThreshold`` is larger, it rules; when it is -1 (broadcasts off),
+    nothing is broadcast.
+
+    Parameters
+    ----------
+    spark:
+        The session (its driver JVM and SQL conf).
+
+    Returns
+    -------
+    int
+        Bytes; -1 = never broadcast.
+    """
+    threshold = broadcast_threshold(spark)
+    if threshold < 0:
+        return -1
+    jvm: Any = spark.sparkContext._jvm
+    heap = int(jvm.java.lang.Runtime.getRuntime().maxMemory())
+    return max(threshold, heap // DRIVER_HEAP_SHARE)
+
+
 def plan_size_bytes(frame: DataFrame) -> int:
     """Spark's estimate of a DataFrame's size in bytes (the optimized plan's statistics).
 

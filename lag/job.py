@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lag.asof import (
     as_of_join,
-    broadcast_threshold,
+    broadcast_limit,
     estimated_interval_bytes,
     plan_size_bytes,
     shuffle_partitions_for,
@@ -324,7 +324,8 @@ def compute_lags(
         restore table does so ``rate_window`` times.
     broadcast_end_offsets:
         Broadcast the as-of join's interval table (True), shuffle both sides (False), or decide
-        from its estimated bytes against ``spark.sql.autoBroadcastJoinThreshold`` (None).
+        from its estimated bytes against :func:`lag.asof.broadcast_limit` (None: Spark's
+        threshold or an eighth of the driver's heap, whichever is larger).
 
     Returns
     -------
@@ -378,8 +379,8 @@ def compute_lags(
     if partitions != configured:
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     if broadcast_end_offsets is None:
-        threshold = broadcast_threshold(spark)
-        broadcast_end_offsets = 0 <= estimated_interval_bytes(end_stats, layout) <= threshold
+        limit = broadcast_limit(spark)
+        broadcast_end_offsets = 0 <= estimated_interval_bytes(end_stats, layout) <= limit
 
     good_offsets, offset_errors = check_offset_rows(offsets, layout)
     good_ends, end_errors = check_end_rows(end_offsets, layout, end_source)
