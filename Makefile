@@ -5,13 +5,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup kafka demo test lint bench clean
+.PHONY: setup kafka demo test test-fast lint bench clean e2e demo-kafka
 
 # Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
 KAFKA_STAMP := .kafka/.fetched
 
 $(KAFKA_STAMP): kafka/pom.xml
 	bash scripts/ensure-java.sh
+	bash scripts/ensure-maven.sh
 	mvn -q -B -f kafka/pom.xml package
 	touch $(KAFKA_STAMP)
 
@@ -30,7 +31,20 @@ demo: $(STAMP)
 	$(BIN)/python -m lag.demo
 
 test: $(STAMP) $(KAFKA_STAMP)
+	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
+
+# The real-Kafka checks alone: broker helper tests and end-to-end scenarios A, B, C (docs/e2e.md).
+e2e: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/python -m pytest tests/kafka tests/e2e
+
+# The real-cluster path of the demo: broker + Streams app, prediction beside the real assignment.
+demo-kafka: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/python -m streams_assign.testing.demo_kafka --scenario A --scenario B --scenario C
+
+# The edit loop: everything but Spark, the broker and the long solver runs (under a minute).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not spark and not kafka and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check streams_assign lag tests benchmarks

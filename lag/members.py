@@ -5,6 +5,9 @@ Three views of the tool are understood, recognised by their header line:
 - ``--members --verbose``: ``CONSUMER-ID HOST CLIENT-ID #PARTITIONS ASSIGNMENT``, one line per
   member (every stream thread, even idle ones), ``ASSIGNMENT`` listing ``topic(p1,p2)`` groups
   separated by ``", "``, or ``-`` for none;
+- ``--members --verbose`` of Kafka >= 4.0: ``GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS
+  CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT``, ``CURRENT-ASSIGNMENT`` written
+  ``topic:p1,p2;topic2:p3`` (``-`` for none; the epochs are ``-`` for classic groups);
 - ``--members``: the same without ``ASSIGNMENT`` (membership and capacity, no ownership);
 - the offsets view ``--describe``: ``TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG
   CONSUMER-ID HOST CLIENT-ID``, one line per owned partition (idle members do not appear).
@@ -33,6 +36,7 @@ _STREAMS_CLIENT_ID = re.compile(
 )
 _ASSIGNMENT_GROUP = re.compile(r"(?P<topic>[^\s,()]+)\((?P<partitions>[0-9,\s]*)\)")
 _NONE = "-"
+_OWNERSHIP_COLUMNS = {"ASSIGNMENT", "CURRENT-ASSIGNMENT", "TOPIC"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +169,7 @@ def parse_members(
             continue
         if "CONSUMER-ID" in fields and "CLIENT-ID" in fields:
             columns = fields
-            membership.shows_ownership |= "ASSIGNMENT" in fields or "TOPIC" in fields
+            membership.shows_ownership |= bool(_OWNERSHIP_COLUMNS & set(fields))
             continue
         if columns is None:
             membership.errors.append(
@@ -222,6 +226,15 @@ def _parse_data_line(
             )
             return
         owned = parsed
+    if "CURRENT-ASSIGNMENT" in row:
+        parsed = _parse_current_assignment(row["CURRENT-ASSIGNMENT"])
+        if parsed is None or ("#PARTITIONS" in row and len(parsed) != int(row["#PARTITIONS"])):
+            fail(
+                f"malformed CURRENT-ASSIGNMENT: {row['CURRENT-ASSIGNMENT']!r} (expected "
+                f"topic:p1,p2;... or -, {row.get('#PARTITIONS', '?')} partitions)"
+            )
+            return
+        owned = parsed
 
     identity = parse_streams_client_id(client_id, application_id)
     if identity is None:
@@ -251,4 +264,19 @@ def _parse_assignment(text: str) -> tuple[tuple[str, int], ...] | None:
         position = match.end()
     if not pairs or text[position:].strip(" ,"):
         return None
+    return tuple(sorted(set(pairs)))
+
+
+def _parse_current_assignment(text: str) -> tuple[tuple[str, int], ...] | None:
+    """``topic:p1,p2;topic2:p3`` as Kafka >= 4.0 prints it (``getAssignmentString``)."""
+    text = text.strip()
+    if text == _NONE:
+        return ()
+    pairs: list[tuple[str, int]] = []
+    for group in text.split(";"):
+        topic, colon, partitions = group.rpartition(":")
+        numbers = partitions.split(",")
+        if not topic or not colon or not all(n.isdigit() for n in numbers):
+            return None
+        pairs.extend((topic, int(n)) for n in numbers)
     return tuple(sorted(set(pairs)))

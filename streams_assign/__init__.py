@@ -5,36 +5,75 @@ states. Start with :func:`assign`::
 
     import streams_assign
     assignment = streams_assign.assign("cluster.json")
+
+The names below are imported on first use (PEP 562), so ``import streams_assign.cli`` and
+``streams-assign --help`` load no assignor.
 """
 
-from streams_assign.api import ASSIGNORS, assign, get_assignor
-from streams_assign.errors import (
-    InvalidScenarioError,
-    InvalidTaskIdError,
-    StreamsAssignError,
-    TaskAssignmentError,
-)
-from streams_assign.model import (
-    LATEST_OFFSET,
-    LONG_MAX_VALUE,
-    UNKNOWN_OFFSET_SUM,
-    Assignment,
-    AssignmentConfigs,
-    ClientAssignment,
-    ClientState,
-    ClusterState,
-    ConsumerState,
-    TaskId,
-    process_id_sort_key,
-)
-from streams_assign.scenario import (
-    cluster_state_to_json,
-    load_cluster_state,
-    loads_cluster_state,
-    parse_cluster_state,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from streams_assign.api import ASSIGNORS, assign, get_assignor
+    from streams_assign.errors import (
+        InvalidScenarioError,
+        InvalidTaskIdError,
+        MissingExtraError,
+        StreamsAssignError,
+        TaskAssignmentError,
+        UnknownAssignorError,
+    )
+    from streams_assign.model import (
+        LATEST_OFFSET,
+        LONG_MAX_VALUE,
+        UNKNOWN_OFFSET_SUM,
+        Assignment,
+        AssignmentConfigs,
+        ClientAssignment,
+        ClientState,
+        ClusterState,
+        ConsumerState,
+        TaskId,
+        process_id_sort_key,
+    )
+    from streams_assign.scenario import (
+        cluster_state_to_json,
+        load_cluster_state,
+        loads_cluster_state,
+        parse_cluster_state,
+    )
 
 __version__ = "0.1.0"
+
+#: Public name -> the module that defines it.
+_SOURCES: dict[str, str] = {
+    "ASSIGNORS": "api",
+    "assign": "api",
+    "get_assignor": "api",
+    "InvalidScenarioError": "errors",
+    "InvalidTaskIdError": "errors",
+    "MissingExtraError": "errors",
+    "StreamsAssignError": "errors",
+    "TaskAssignmentError": "errors",
+    "UnknownAssignorError": "errors",
+    "LATEST_OFFSET": "model",
+    "LONG_MAX_VALUE": "model",
+    "UNKNOWN_OFFSET_SUM": "model",
+    "Assignment": "model",
+    "AssignmentConfigs": "model",
+    "ClientAssignment": "model",
+    "ClientState": "model",
+    "ClusterState": "model",
+    "ConsumerState": "model",
+    "TaskId": "model",
+    "process_id_sort_key": "model",
+    "cluster_state_to_json": "scenario",
+    "load_cluster_state": "scenario",
+    "loads_cluster_state": "scenario",
+    "parse_cluster_state": "scenario",
+}
 
 __all__ = [
     "ASSIGNORS",
@@ -49,9 +88,11 @@ __all__ = [
     "ConsumerState",
     "InvalidScenarioError",
     "InvalidTaskIdError",
+    "MissingExtraError",
     "StreamsAssignError",
     "TaskAssignmentError",
     "TaskId",
+    "UnknownAssignorError",
     "assign",
     "cluster_state_to_json",
     "get_assignor",
@@ -60,3 +101,16 @@ __all__ = [
     "parse_cluster_state",
     "process_id_sort_key",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module 'streams_assign' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"streams_assign.{source}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

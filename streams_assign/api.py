@@ -14,9 +14,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from streams_assign.assignors.fallback import select_assignor
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import UnknownAssignorError
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
+from streams_assign.streams_group import StreamsGroupAssignment, StreamsGroupState
+
+__all__ = [
+    "ASSIGNORS",
+    "TaskAssignor",
+    "UnknownAssignorError",
+    "as_cluster_state",
+    "assign",
+    "get_assignor",
+]
 
 
 class TaskAssignor(Protocol):
@@ -33,11 +43,12 @@ ASSIGNORS: dict[str, str] = {
     "high_availability": "streams_assign.assignors.high_availability:HighAvailabilityTaskAssignor",
     "sticky": "streams_assign.assignors.sticky:LegacyStickyTaskAssignor",
     "fallback_prior": "streams_assign.assignors.fallback:FallbackPriorTaskAssignor",
+    # KIP-1071 streams groups: the group coordinator's StickyTaskAssignor (Kafka 4.4).
+    "streams_group_sticky": (
+        "streams_assign.assignors.streams_group_sticky:StreamsGroupStickyTaskAssignor"
+    ),
+    "lag_aware_sticky": "streams_assign.assignors.lag_aware_sticky:LagAwareStickyTaskAssignor",
 }
-
-
-class UnknownAssignorError(StreamsAssignError, ValueError):
-    """The assignor name is not one of :data:`ASSIGNORS`."""
 
 
 def get_assignor(name: str) -> TaskAssignor:
@@ -106,6 +117,9 @@ def assign(
     ['0_0', '1_0']
     """
     cluster = as_cluster_state(source)
+    if assignor == "streams_group_sticky":
+        # The broker decides per member: no fallback and no thread step of the classic leader.
+        return get_assignor(assignor).assign(cluster)
     # Kafka's leader runs the fallback when changelog end offsets could not be fetched.
     assignor = select_assignor(cluster, assignor)
     result = get_assignor(assignor).assign(cluster)
@@ -114,3 +128,66 @@ def assign(
 
         result = assign_tasks_to_consumers(cluster, result)
     return result
+
+
+def assign_group(
+    source: StreamsGroupState | Mapping[str, Any] | str | Path,
+) -> StreamsGroupAssignment:
+    """Decide a streams group's target assignment (KIP-1071, ``streams_group_sticky``).
+
+    Parameters
+    ----------
+    source:
+        A streams-group state (object, parsed JSON document, or file path) in the format of
+        ``kafka-streams-group/FORMAT.md``; see :func:`load_document` to accept either format.
+
+    Returns
+    -------
+    StreamsGroupAssignment
+        Per member, active and standby tasks, as Kafka 4.4's ``StickyTaskAssignor`` decides.
+
+    Raises
+    ------
+    InvalidStreamsGroupError
+        For invalid input, naming the file, the JSON path and the value.
+    TaskAssignorException
+        When Kafka's assignor throws (a group without members but with tasks).
+    """
+    from streams_assign.assignors.streams_group_sticky import assign_streams_group
+    from streams_assign.streams_group import load_streams_group, parse_streams_group
+
+    if isinstance(source, StreamsGroupState):
+        state = source
+    elif isinstance(source, Mapping):
+        state = parse_streams_group(dict(source))
+    else:
+        state = load_streams_group(source)
+    return assign_streams_group(state)
+
+
+def load_document(path: str | Path) -> ClusterState | StreamsGroupState:
+    """Read either input format, told apart by its fields.
+
+    A document with ``members`` and ``topology`` is a streams-group state
+    (:mod:`streams_assign.streams_group`); anything else is read as a classic cluster state.
+
+    Raises
+    ------
+    InvalidScenarioError
+        For invalid input (``InvalidStreamsGroupError`` for streams-group states).
+    OSError
+        When the file cannot be read.
+    """
+    import json
+
+    from streams_assign.streams_group import is_streams_group_document, loads_streams_group
+
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError:
+        document = None
+    if is_streams_group_document(document):
+        # Like load_cluster_state, the message starts at the JSON path; callers name the file.
+        return loads_streams_group(text)
+    return load_cluster_state(path)

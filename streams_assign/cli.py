@@ -1,8 +1,11 @@
-"""The ``streams-assign`` command: argument parsing and printing only.
+"""The ``streams-assign`` command: a fixed table of subcommands, each imported when it runs.
 
-Subcommands:
-- ``assign FILE... [--json] [--output-dir DIR] [--assignor NAME]``: the next rebalance's
-  assignment of each cluster-state file.
+:data:`COMMANDS` lists every subcommand as a :class:`Command`: its name, the module that
+implements it (``configure(parser)`` adds its arguments, ``run(args) -> int`` does the work) and
+the pip extra it needs. Only the chosen subcommand's module is imported, and it imports its
+heavy dependencies (OR-Tools, matplotlib, PySpark) inside ``run``; so ``--help`` is quick and the
+base install (no extras) runs ``assign`` and ``simulate``. A subcommand whose extra is missing
+says which one to install. Adding a subcommand is one line in :data:`COMMANDS`.
 
 Exit status: 0 on success, 2 on bad input or usage (one line on stderr, nothing written).
 """
@@ -10,116 +13,203 @@ Exit status: 0 on success, 2 on bad input or usage (one line on stderr, nothing 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
 import logging
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
 
-from rich.console import Console
+from streams_assign.errors import MissingExtraError, StreamsAssignError, UsageError
 
-from streams_assign.api import ASSIGNORS, UnknownAssignorError, assign
-from streams_assign.errors import StreamsAssignError
-from streams_assign.io import dumps_json, write_atomic
-from streams_assign.report import print_assignment
-from streams_assign.scenario import load_cluster_state
+__all__ = ["COMMANDS", "EXTRA_MODULES", "PROG", "Command", "UsageError", "build_parser", "main"]
 
 PROG = "streams-assign"
 
 
-class UsageError(StreamsAssignError):
-    """Bad command-line usage (exit status 2)."""
+@dataclass(frozen=True)
+class Command:
+    """One subcommand of ``streams-assign``.
+
+    Attributes
+    ----------
+    name:
+        The subcommand's name on the command line.
+    module:
+        The module exposing ``configure(parser) -> None`` and ``run(args) -> int``.
+    help:
+        One line for ``streams-assign --help``.
+    extra:
+        The pip extra its dependencies come from (``optimal``, ``lag``), or ``None`` when the
+        base install runs it.
+    """
+
+    name: str
+    module: str
+    help: str
+    extra: str | None = None
 
 
-def _cmd_assign(args: argparse.Namespace) -> int:
-    results = []
-    for path in args.files:
-        try:
-            cluster = load_cluster_state(path)
-            results.append((Path(path), cluster, assign(cluster, assignor=args.assignor)))
-        except StreamsAssignError as exc:
-            raise UsageError(f"{path}: {exc}") from None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if args.output_dir is not None:
-        out = Path(args.output_dir)
-        if not out.is_dir():
-            raise UsageError(f"--output-dir {out}: not a directory")
-        names = [p.name for p, _, _ in results]
-        if len(set(names)) != len(names):
-            raise UsageError("--output-dir: two inputs share a file name")
-        for path, _, assignment in results:
-            write_atomic(out / path.name, dumps_json(assignment.to_json()))
-        print(f"wrote {len(results)} assignment(s) to {out}", file=sys.stderr)
-        return 0
-    if args.json:
-        if len(results) == 1:
-            print(json.dumps(results[0][2].to_json(), indent=1))
-        else:
-            print(json.dumps({str(p): a.to_json() for p, _, a in results}, indent=1))
-        return 0
-    console = Console()
-    for _, cluster, assignment in results:
-        print_assignment(cluster, assignment, console=console)
-        for warning in cluster.warnings:
-            console.print(f"[yellow]warning:[/] {warning}")
-    return 0
+#: Every subcommand, in the order ``--help`` lists them.
+COMMANDS: tuple[Command, ...] = (
+    Command("assign", "streams_assign.commands.assign", "compute the next rebalance's assignment"),
+    Command(
+        "simulate",
+        "streams_assign.commands.simulate",
+        "replay probing rebalances until convergence",
+    ),
+    Command(
+        "optimal",
+        "streams_assign.commands.optimal",
+        "solve the assignment to proven optimality with CP-SAT (OR-Tools)",
+        extra="optimal",
+    ),
+    Command(
+        "score",
+        "streams_assign.commands.score",
+        "measure an assignment (restore records, moves, balance, ...)",
+        extra="optimal",
+    ),
+    Command(
+        "compare",
+        "streams_assign.commands.compare",
+        "compare Kafka's assignors with the optimum of each problem",
+        extra="optimal",
+    ),
+    Command(
+        "plan",
+        "streams_assign.commands.plan",
+        "what-if: add, remove, kill or bounce instances and plan the whole convergence",
+    ),
+    Command(
+        "lags",
+        "streams_assign.commands.lags",
+        "the changelog lag of every replica, caught up or not, and when it will be",
+    ),
+    Command(
+        "init",
+        "streams_assign.commands.init",
+        "write a commented example cluster state to start from",
+    ),
+    Command(
+        "protocols",
+        "streams_assign.streams_group_compare",
+        "the classic HA decision beside the KIP-1071 streams-group decision for one cluster",
+    ),
+    Command(
+        "consumer-assign",
+        "streams_assign.consumer.command",
+        "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)",
+    ),
+    Command(
+        "connect-replay",
+        "streams_assign.connect.command",
+        "replay Kafka Connect's eager or incremental cooperative assignor round by round",
+    ),
+    Command(
+        "group-trace",
+        "streams_assign.protocol.trace_command",
+        "replay classic-group request traces on Kafka's coordinator state machine",
+    ),
+    Command(
+        "protocol-simulate",
+        "streams_assign.protocol.simulate_command",
+        "simulate a group's rebalances over a timeline, eager vs cooperative",
+    ),
+)
+
+#: Top-level module of an optional dependency -> the pip extra that installs it.
+EXTRA_MODULES: dict[str, str] = {
+    "ortools": "optimal",
+    "matplotlib": "optimal",
+    "networkx": "optimal",
+    "pyspark": "lag",
+    "pandas": "lag",
+    "pyarrow": "lag",
+    "duckdb": "bench",
+    "yaml": "yaml",
+    "jinja2": "report",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``streams-assign`` (subcommands registered here)."""
+def _chosen(argv: Sequence[str]) -> Command | None:
+    """The subcommand named on the command line (the first argument not an option)."""
+    for token in argv:
+        if token == "--":
+            return None
+        if not token.startswith("-"):
+            return next((c for c in COMMANDS if c.name == token), None)
+    return None
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The argument parser of ``streams-assign``.
+
+    Every subcommand of :data:`COMMANDS` is listed; only the one ``argv`` names gets its
+    arguments (its module's ``configure``), so building the parser imports nothing heavy.
+
+    Parameters
+    ----------
+    argv:
+        The command-line arguments (without the program name).
+
+    Raises
+    ------
+    MissingExtraError
+        When the chosen subcommand's module cannot be imported for want of an extra.
+    """
     parser = argparse.ArgumentParser(prog=PROG, description="Plan where Kafka Streams tasks run.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log the assignors' warnings")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p_assign = sub.add_parser("assign", help="compute the next rebalance's assignment")
-    p_assign.add_argument("files", nargs="+", metavar="FILE", help="cluster-state JSON file(s)")
-    p_assign.add_argument("--json", action="store_true", help="print the output JSON")
-    p_assign.add_argument(
-        "--output-dir",
-        metavar="DIR",
-        help="write DIR/<input file name> for each input (batch mode)",
-    )
-    p_assign.add_argument(
-        "--assignor",
-        default="high_availability",
-        choices=sorted(ASSIGNORS),
-        help="which of Kafka's assignors decides (default high_availability; fallback_prior "
-        "runs instead when every stateful lag is -3, as Kafka does after a failed lag fetch)",
-    )
-    p_assign.set_defaults(handler=_cmd_assign)
-
-    for register in _extra_commands():
-        register(sub)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    chosen = _chosen(argv)
+    for command in COMMANDS:
+        sub_parser = sub.add_parser(command.name, help=command.help, description=command.help)
+        if command is chosen:
+            _import(command).configure(sub_parser)
     return parser
 
 
-def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:  # type: ignore[type-arg]
-    """Subcommands defined beside their features (optimal scoring, simulation)."""
-    registrars = []
-    for module_name in ("streams_assign.optimal.commands", "streams_assign.simulation.commands"):
-        try:
-            module = __import__(module_name, fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            # Only an absent feature module is skipped; a missing dependency inside it is an error.
-            if exc.name is not None and module_name.startswith(exc.name):
-                continue
-            raise
-        registrars.append(module.register)
-    return registrars
+def _import(command: Command) -> ModuleType:
+    try:
+        return importlib.import_module(command.module)
+    except ModuleNotFoundError as exc:
+        raise _missing_extra(command, exc) from None
+
+
+def _missing_extra(command: Command, exc: ModuleNotFoundError) -> Exception:
+    root = (exc.name or "").split(".")[0]
+    extra = EXTRA_MODULES.get(root)
+    if extra is None:
+        return exc
+    return MissingExtraError(f"{PROG} {command.name}", extra, root)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; returns (and exits with) its status."""
-    parser = build_parser()
+    """Run the command; returns its exit status (2 on bad input, with one line on stderr).
+
+    Parameters
+    ----------
+    argv:
+        The arguments without the program name; ``sys.argv[1:]`` when ``None``.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser(argv)
+    except MissingExtraError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING if args.verbose else logging.ERROR,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    command = next(c for c in COMMANDS if c.name == args.command)
     try:
-        status = int(args.handler(args))
-    except (UsageError, UnknownAssignorError, StreamsAssignError) as exc:
+        try:
+            status = int(_import(command).run(args))
+        except ModuleNotFoundError as exc:
+            raise _missing_extra(command, exc) from None
+    except StreamsAssignError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         status = 2
     except BrokenPipeError:

@@ -57,3 +57,10 @@ def dumps_json(document: Any) -> str:
 def write_json_atomic(path: str | os.PathLike[str], document: Any) -> None:
     """Write a JSON document whole or not at all (see :func:`write_atomic`)."""
     write_atomic(path, dumps_json(document))
+
+
+__all__ = [
+    "dumps_json",
+    "write_atomic",
+    "write_json_atomic",
+]

@@ -28,6 +28,9 @@ UNKNOWN_OFFSET_SUM = -3
 _TASK_RE = re.compile(r"(?:(?P<name>(?:(?!__).)+)__)?(?P<sub>[0-9]+)_(?P<part>[0-9]+)", re.DOTALL)
 _INT_MAX = 2**31 - 1
 
+#: A Kafka ``TopicPartition``: ``(topic, partition)``.
+TopicPartition = tuple[str, int]
+
 
 @total_ordering
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,18 @@ class TaskId:
     subtopology: int
     partition: int
     topology_name: str | None = None
+    # The hash, computed once: task ids are dict keys everywhere (lags, assignments), and the
+    # generated dataclass __hash__ builds a tuple on every call. Same value as that __hash__, so
+    # set and dict iteration orders do not change.
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "_hash", hash((self.subtopology, self.partition, self.topology_name))
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def parse(cls, text: str) -> TaskId:
@@ -300,10 +315,21 @@ class ClusterState:
     name, description:
         Free text from the input.
     extensions:
-        Optional top-level fields of the format extensions (racks, partitions, leader), kept
-        as parsed JSON for the assignors that read them.
+        The format extensions' top-level fields as given (written back by
+        ``cluster_state_to_json``); the assignors read the typed fields below.
     warnings:
         What validation ignored (for example lags of unknown tasks), one sentence each.
+    task_partitions, task_changelog_partitions:
+        Per task, its source / changelog partitions ``(topic, partition)`` (KIP-925 rack-aware
+        assignment, cooperative revocation); ``None`` when the input does not give them.
+    partition_racks:
+        Per partition, the racks of its replicas (empty: a replica without rack).
+    client_racks:
+        Process id -> ``client.rack`` for clients given without their threads.
+    leader:
+        Process id of the group leader's client; ``None`` when not given.
+    now_ms:
+        The leader's clock in milliseconds since the epoch; ``None`` when not given.
     """
 
     configs: AssignmentConfigs
@@ -315,6 +341,12 @@ class ClusterState:
     description: str | None = None
     extensions: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    task_partitions: Mapping[TaskId, tuple[TopicPartition, ...]] | None = None
+    task_changelog_partitions: Mapping[TaskId, tuple[TopicPartition, ...]] | None = None
+    partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None
+    client_racks: Mapping[str, str] | None = None
+    leader: str | None = None
+    now_ms: int | None = None
 
     @property
     def all_tasks(self) -> tuple[TaskId, ...]:
@@ -440,3 +472,24 @@ class Assignment:
 def sorted_tasks(tasks: Iterable[TaskId]) -> tuple[TaskId, ...]:
     """Tasks in Kafka's TaskId order, as a tuple."""
     return tuple(sorted(tasks))
+
+
+__all__ = [
+    "Assignment",
+    "AssignmentConfigs",
+    "ClientAssignment",
+    "ClientState",
+    "ClusterState",
+    "ConsumerState",
+    "LATEST_OFFSET",
+    "LONG_MAX_VALUE",
+    "RACK_AWARE_STRATEGIES",
+    "TaskId",
+    "TopicPartition",
+    "UNKNOWN_OFFSET_SUM",
+    "compute_task_lag",
+    "is_caught_up",
+    "java_uuid_hash_code",
+    "process_id_sort_key",
+    "sorted_tasks",
+]

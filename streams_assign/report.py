@@ -92,3 +92,11 @@ def print_assignment(
     title = title or f"{cluster.name or 'cluster'}: {assignment.assignor} assignment"
     console.print(assignment_table(cluster, assignment, title=title))
     console.print(probing_sentence(cluster, assignment))
+
+
+__all__ = [
+    "assignment_table",
+    "print_assignment",
+    "probing_sentence",
+    "short_client_ids",
+]

@@ -7,15 +7,21 @@ names the JSON path and the value, e.g. ``clients[3].capacity: must be >= 1, got
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import logging
 import re
 import uuid as _uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from streams_assign._dump import cluster_state_to_json
+from streams_assign._yaml import YAML_HINT as _YAML_HINT
+from streams_assign._yaml import load_yaml as _load_yaml
 from streams_assign.errors import InvalidScenarioError, InvalidTaskIdError
+from streams_assign.extensions import EXTENSION_KEYS, Extensions, parse_extensions
 from streams_assign.model import (
     LATEST_OFFSET,
     LONG_MAX_VALUE,
@@ -45,18 +51,17 @@ CONFIG_KEYS = (
     "rack_aware_assignment_traffic_cost",
     "rack_aware_assignment_non_overlap_cost",
 )
-#: Optional top-level fields of the format extensions (zones, threads, racks, revocation),
-#: documented in docs/formats.md and read by the assignors that need them.
-EXTENSION_KEYS = frozenset(
-    {
-        "leader",
-        "task_partitions",
-        "task_changelog_partitions",
-        "partition_racks",
-        "client_racks",
-        "now_ms",
-    }
-)
+#: Kafka's own config names (``StreamsConfig``), accepted as aliases of ours.
+KAFKA_CONFIG_NAMES = {
+    "acceptable.recovery.lag": "acceptable_recovery_lag",
+    "max.warmup.replicas": "max_warmup_replicas",
+    "num.standby.replicas": "num_standby_replicas",
+    "probing.rebalance.interval.ms": "probing_rebalance_interval_ms",
+    "rack.aware.assignment.tags": "rack_aware_assignment_tags",
+    "rack.aware.assignment.strategy": "rack_aware_assignment_strategy",
+    "rack.aware.assignment.traffic_cost": "rack_aware_assignment_traffic_cost",
+    "rack.aware.assignment.non_overlap_cost": "rack_aware_assignment_non_overlap_cost",
+}
 _TOP_KEYS = (
     frozenset(
         {
@@ -107,19 +112,45 @@ def load_cluster_state(path: str | Path) -> ClusterState:
         When the file cannot be read.
     """
     text = Path(path).read_text(encoding="utf-8")
+    if Path(path).suffix.lower() in YAML_SUFFIXES:
+        if not text.strip():
+            raise InvalidScenarioError("", "empty document: expected a YAML mapping")
+        return parse_cluster_state(_load_yaml(text, required=True))
     return loads_cluster_state(text)
 
 
+#: File name endings read as YAML (with PyYAML, the ``yaml`` extra).
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
 def loads_cluster_state(text: str) -> ClusterState:
-    """Parse and validate cluster-state JSON text (see :func:`load_cluster_state`)."""
+    """Parse and validate cluster-state text (see :func:`load_cluster_state`).
+
+    JSON first; text that is not JSON is read as YAML when PyYAML (the ``yaml`` extra) is
+    installed and parses it into a mapping.
+
+    Raises
+    ------
+    InvalidScenarioError
+        For empty or malformed text (line and column of the JSON error; the YAML extra named
+        when it is missing), or any broken rule of the format.
+    """
     if not text.strip():
         raise InvalidScenarioError("", "empty document: expected a JSON object")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidScenarioError(
-            "", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
+        message = f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        if text.lstrip()[:1] in ("{", "["):
+            raise InvalidScenarioError("", message) from None
+        try:
+            document = _load_yaml(text, required=False)
+        except InvalidScenarioError as yaml_error:
+            raise InvalidScenarioError("", f"{message}; not YAML either: {yaml_error}") from None
+        if document is None:
+            raise InvalidScenarioError("", f"{message} ({_YAML_HINT})") from None
+        if not isinstance(document, dict):
+            raise InvalidScenarioError("", message) from None
     return parse_cluster_state(document)
 
 
@@ -140,13 +171,14 @@ def parse_cluster_state(document: Any) -> ClusterState:
         raise InvalidScenarioError("", f"expected a JSON object, got {_kind(document)}")
     for key in document:
         if key not in _TOP_KEYS:
-            raise InvalidScenarioError(key, "unknown field")
+            raise InvalidScenarioError(key, _unknown("field", key, _TOP_KEYS))
     warnings: list[str] = []
     configs = _parse_configs(document.get("configs", {}))
     stateful = _parse_task_list(document, "stateful_tasks")
     stateless = _parse_task_list(document, "stateless_tasks")
+    stateful_set, stateless_set = frozenset(stateful), frozenset(stateless)
     for i, task in enumerate(stateless):
-        if task in set(stateful):
+        if task in stateful_set:
             raise InvalidScenarioError(
                 f"stateless_tasks[{i}]", f"task {task} is also listed in stateful_tasks"
             )
@@ -154,7 +186,6 @@ def parse_cluster_state(document: Any) -> ClusterState:
     named = {t.topology_name is not None for t in everything}
     if len(named) > 1:
         raise InvalidScenarioError("stateful_tasks", "named and unnamed task ids cannot be mixed")
-    stateful_set, stateless_set = frozenset(stateful), frozenset(stateless)
 
     end_offsets = None
     if "changelog_end_offset_sums" in document:
@@ -187,6 +218,7 @@ def parse_cluster_state(document: Any) -> ClusterState:
     for key in ("name", "description"):
         if key in document and not isinstance(document[key], str):
             raise InvalidScenarioError(key, f"must be a string, got {_kind(document[key])}")
+    extensions = parse_extensions(document, stateful_set | stateless_set, clients, warnings)
     for message in warnings:
         log.warning(message)
     return ClusterState(
@@ -199,6 +231,7 @@ def parse_cluster_state(document: Any) -> ClusterState:
         description=document.get("description"),
         extensions={k: document[k] for k in EXTENSION_KEYS if k in document},
         warnings=tuple(warnings),
+        **{name: getattr(extensions, name) for name in Extensions.__slots__},
     )
 
 
@@ -206,9 +239,19 @@ def _parse_configs(raw: Any) -> AssignmentConfigs:
     if not isinstance(raw, dict):
         raise InvalidScenarioError("configs", f"must be an object, got {_kind(raw)}")
     values: dict[str, Any] = {}
-    for key, value in raw.items():
+    given: dict[str, str] = {}
+    for written, value in raw.items():
+        key = KAFKA_CONFIG_NAMES.get(written, written)
         if key not in CONFIG_KEYS:
-            raise InvalidScenarioError(f"configs.{key}", "unknown config key")
+            raise InvalidScenarioError(
+                f"configs.{written}",
+                _unknown("config key", written, (*CONFIG_KEYS, *KAFKA_CONFIG_NAMES)),
+            )
+        if key in given:
+            raise InvalidScenarioError(
+                f"configs.{written}", f"the same config as configs.{given[key]}, given twice"
+            )
+        given[key] = written
         if key == "rack_aware_assignment_tags":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise InvalidScenarioError(
@@ -221,9 +264,15 @@ def _parse_configs(raw: Any) -> AssignmentConfigs:
     return AssignmentConfigs(**values)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _task_of(text: str) -> TaskId:
+    # A document names each task once per client and list: parse each distinct text once.
+    return TaskId.parse(text)
+
+
 def _parse_task(text: Any, path: str) -> TaskId:
     try:
-        return TaskId.parse(text)
+        return _task_of(text) if isinstance(text, str) else TaskId.parse(text)
     except InvalidTaskIdError as exc:
         raise InvalidTaskIdError(path, exc.reason) from None
 
@@ -343,7 +392,7 @@ def _parse_client(
         raise InvalidScenarioError(path, f"must be an object, got {_kind(raw)}")
     for key in raw:
         if key not in _CLIENT_KEYS:
-            raise InvalidScenarioError(f"{path}.{key}", "unknown field")
+            raise InvalidScenarioError(f"{path}.{key}", _unknown("field", key, _CLIENT_KEYS))
     process_id = raw.get("id")
     if not isinstance(process_id, str):
         raise InvalidScenarioError(f"{path}.id", f"must be a UUID string, got {process_id!r}")
@@ -452,7 +501,7 @@ def _parse_consumers(
             raise InvalidScenarioError(where, f"must be an object, got {_kind(entry)}")
         for key in entry:
             if key not in _CONSUMER_KEYS:
-                raise InvalidScenarioError(f"{where}.{key}", "unknown field")
+                raise InvalidScenarioError(f"{where}.{key}", _unknown("field", key, _CONSUMER_KEYS))
         member = entry.get("member_id")
         if not isinstance(member, str) or not member:
             raise InvalidScenarioError(
@@ -495,69 +544,10 @@ def _parse_consumers(
     return tuple(consumers)
 
 
-def cluster_state_to_json(state: ClusterState) -> dict[str, Any]:
-    """The cluster-state document of a :class:`ClusterState` (inverse of parsing)."""
-    document: dict[str, Any] = {}
-    if state.name is not None:
-        document["name"] = state.name
-    if state.description is not None:
-        document["description"] = state.description
-    cfg = state.configs
-    configs: dict[str, Any] = {
-        "acceptable_recovery_lag": cfg.acceptable_recovery_lag,
-        "max_warmup_replicas": cfg.max_warmup_replicas,
-        "num_standby_replicas": cfg.num_standby_replicas,
-        "probing_rebalance_interval_ms": cfg.probing_rebalance_interval_ms,
-    }
-    if cfg.rack_aware_assignment_tags:
-        configs["rack_aware_assignment_tags"] = list(cfg.rack_aware_assignment_tags)
-    if cfg.rack_aware_assignment_strategy != "none":
-        configs["rack_aware_assignment_strategy"] = cfg.rack_aware_assignment_strategy
-    for key in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost"):
-        if getattr(cfg, key) is not None:
-            configs[key] = getattr(cfg, key)
-    document["configs"] = configs
-    document["stateful_tasks"] = [str(t) for t in state.stateful_tasks]
-    document["stateless_tasks"] = [str(t) for t in state.stateless_tasks]
-    if state.changelog_end_offset_sums is not None:
-        document["changelog_end_offset_sums"] = {
-            str(t): v for t, v in state.changelog_end_offset_sums.items()
-        }
-    clients = []
-    for client in state.clients:
-        entry: dict[str, Any] = {
-            "id": client.id,
-            "capacity": client.capacity,
-            "prev_active": [str(t) for t in client.prev_active],
-            "prev_standby": [str(t) for t in client.prev_standby],
-        }
-        if client.task_offset_sums is not None:
-            entry["task_offset_sums"] = {str(t): v for t, v in client.task_offset_sums.items()}
-        else:
-            entry["task_lags"] = {str(t): v for t, v in client.task_lags.items()}
-        if client.tags:
-            entry["tags"] = dict(client.tags)
-        if client.rack is not None:
-            entry["rack"] = client.rack
-        if client.consumers is not None:
-            entry["consumers"] = [
-                {
-                    "member_id": c.member_id,
-                    "prev_active": [str(t) for t in c.prev_active],
-                    "prev_standby": [str(t) for t in c.prev_standby],
-                    **(
-                        {"owned_partitions": [list(p) for p in c.owned_partitions]}
-                        if c.owned_partitions
-                        else {}
-                    ),
-                    **({"rack": c.rack} if c.rack is not None else {}),
-                }
-                for c in client.consumers
-            ]
-        clients.append(entry)
-    document["clients"] = clients
-    document.update(state.extensions)
-    return document
+def _unknown(what: str, key: Any, known: Iterable[str]) -> str:
+    """``unknown field`` plus the closest known name, when one is close (difflib)."""
+    close = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
+    return f"unknown {what}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def _kind(value: Any) -> str:
@@ -571,6 +561,8 @@ def _kind(value: Any) -> str:
 __all__ = [
     "CONFIG_KEYS",
     "EXTENSION_KEYS",
+    "KAFKA_CONFIG_NAMES",
+    "YAML_SUFFIXES",
     "LONG_MAX_VALUE",
     "cluster_state_to_json",
     "load_cluster_state",

@@ -331,7 +331,9 @@ def test_cli_reports_a_missing_file_in_one_line(tmp_path: Path, capsys):
 
 
 @pytest.mark.parametrize("bad_first", [True, False])
-def test_cli_batch_writes_nothing_when_one_input_is_bad(bad_first: bool, tmp_path: Path, capsys):
+def test_cli_batch_writes_the_good_inputs_and_lists_the_bad(
+    bad_first: bool, tmp_path: Path, capsys
+):
     inputs, out_dir = tmp_path / "in", tmp_path / "out"
     inputs.mkdir()
     out_dir.mkdir()
@@ -340,8 +342,26 @@ def test_cli_batch_writes_nothing_when_one_input_is_bad(bad_first: bool, tmp_pat
     files = [bad, good] if bad_first else [good, bad]
     assert main(["assign", *map(str, files), "--output-dir", str(out_dir)]) == 2
     _, err = capsys.readouterr()
-    assert_one_line_error(err, "clients[0].capacity")
-    assert list(out_dir.iterdir()) == []
+    assert_one_line_error(err, str(bad), "clients[0].capacity", "1 of 2")
+    assert str(good) not in err
+    assert [p.name for p in out_dir.iterdir()] == ["good.json"]
+    written = json.loads((out_dir / "good.json").read_text(encoding="utf-8"))
+    assert written == assign(good).to_json()
+
+
+def test_cli_batch_creates_a_missing_output_dir(tmp_path: Path, capsys):
+    source = write(tmp_path, "in.json", base())
+    out_dir = tmp_path / "new" / "out"
+    assert main(["assign", str(source), "--output-dir", str(out_dir)]) == 0
+    assert [p.name for p in out_dir.iterdir()] == ["in.json"]
+
+
+def test_cli_batch_refuses_an_output_dir_that_is_a_file(tmp_path: Path, capsys):
+    source = write(tmp_path, "in.json", base())
+    blocker = write(tmp_path, "out", "")
+    assert main(["assign", str(source), "--output-dir", str(blocker)]) == 2
+    _, err = capsys.readouterr()
+    assert_one_line_error(err, str(blocker), "not a directory")
 
 
 def test_cli_batch_writes_each_assignment_under_its_input_file_name(tmp_path: Path, capsys):

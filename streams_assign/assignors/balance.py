@@ -11,8 +11,7 @@ then decides each pair in Kafka's order, so the moves are Kafka's moves.
 from __future__ import annotations
 
 from collections.abc import Callable
-
-import numpy as np
+from typing import Any, Protocol
 
 from streams_assign.assignors.state import AssignmentState
 
@@ -73,29 +72,26 @@ def balance_tasks_over_threads(
         _balance_all_pairs(state, standby, predicate)
         return
     role = state.standby if standby else state.active
-    capacity = np.asarray(state.capacity, dtype=np.float64)
-    counts = np.asarray([state.assigned_count(c) for c in range(n)], dtype=np.float64)
     cap_list = state.capacity
+    loads: _Loads = (_NumpyLoads if n >= _NUMPY_FROM else _ListLoads)(
+        cap_list, [state.assigned_count(c) for c in range(n)]
+    )
+    counts = loads.counts
     keep_balancing = True
     while keep_balancing:
         keep_balancing = False
         # Smallest load a destination could reach after receiving a task: a source whose load
         # after giving one away is below it cannot move anything.
-        floor = float(np.min((counts + 1.0) / capacity))
+        floor = loads.floor()
         for src in range(n):
             src_cap = cap_list[src]
             if (counts[src] - 1.0) / src_cap < floor - _MARGIN:
                 continue
-            src_count = counts[src]
-            mask = (src_count / src_cap - counts / capacity > -_MARGIN) & (
-                (src_count - 1.0) / src_cap - (counts + 1.0) / capacity >= -_MARGIN
-            )
-            mask[src] = False
-            candidates = np.flatnonzero(mask)
-            if candidates.size == 0:
+            candidates = loads.candidates(src)
+            if not candidates:
                 continue
             moved_from_src = False
-            for dst in candidates.tolist():
+            for dst in candidates:
                 dst_cap = cap_list[dst]
                 if not should_move_a_task(int(counts[src]), src_cap, int(counts[dst]), dst_cap):
                     continue
@@ -112,7 +108,67 @@ def balance_tasks_over_threads(
                     keep_balancing = True
                     moved_from_src = True
             if moved_from_src:
-                floor = float(np.min((counts + 1.0) / capacity))
+                floor = loads.floor()
+
+
+#: From this many clients the destination test runs vectorised (numpy); below it a list does the
+#: same float arithmetic without importing numpy (which costs more than a small assignment).
+_NUMPY_FROM = 64
+
+
+class _Loads(Protocol):
+    counts: Any
+
+    def floor(self) -> float: ...
+
+    def candidates(self, src: int) -> list[int]: ...
+
+
+class _ListLoads:
+    """Per-client loads as Python floats (same IEEE operations as the numpy version)."""
+
+    def __init__(self, capacity: list[int], counts: list[int]) -> None:
+        self.capacity = [float(c) for c in capacity]
+        self.counts = [float(c) for c in counts]
+
+    def floor(self) -> float:
+        return min((c + 1.0) / k for c, k in zip(self.counts, self.capacity, strict=True))
+
+    def candidates(self, src: int) -> list[int]:
+        counts, capacity = self.counts, self.capacity
+        src_count, src_cap = counts[src], capacity[src]
+        high, low = src_count / src_cap, (src_count - 1.0) / src_cap
+        return [
+            dst
+            for dst in range(len(counts))
+            if dst != src
+            and high - counts[dst] / capacity[dst] > -_MARGIN
+            and low - (counts[dst] + 1.0) / capacity[dst] >= -_MARGIN
+        ]
+
+
+class _NumpyLoads:
+    """Per-client loads as numpy arrays: one vectorised destination test per source."""
+
+    def __init__(self, capacity: list[int], counts: list[int]) -> None:
+        import numpy as np
+
+        self.np = np
+        self.capacity = np.asarray(capacity, dtype=np.float64)
+        self.counts = np.asarray(counts, dtype=np.float64)
+
+    def floor(self) -> float:
+        return float(self.np.min((self.counts + 1.0) / self.capacity))
+
+    def candidates(self, src: int) -> list[int]:
+        counts, capacity = self.counts, self.capacity
+        src_count, src_cap = counts[src], capacity[src]
+        mask = (src_count / src_cap - counts / capacity > -_MARGIN) & (
+            (src_count - 1.0) / src_cap - (counts + 1.0) / capacity >= -_MARGIN
+        )
+        mask[src] = False
+        result: list[int] = self.np.flatnonzero(mask).tolist()
+        return result
 
 
 def _move(state: AssignmentState, standby: bool, src: int, dst: int, task: int) -> None:
@@ -148,3 +204,10 @@ def _balance_all_pairs(
                         continue
                     _move(state, standby, src, dst, task)
                     keep_balancing = True
+
+
+__all__ = [
+    "MovePredicate",
+    "balance_tasks_over_threads",
+    "should_move_a_task",
+]

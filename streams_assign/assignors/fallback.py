@@ -92,3 +92,12 @@ class FallbackPriorTaskAssignor:
         state = AssignmentState(cluster)
         assign_legacy_sticky(state, must_preserve_active_task_assignment=True, rack=None)
         return state.to_assignment(True, assignor=self.name)
+
+
+__all__ = [
+    "FALLBACK_ASSIGNOR",
+    "FallbackPriorTaskAssignor",
+    "STICKY_ASSIGNOR",
+    "lag_computation_failed",
+    "select_assignor",
+]

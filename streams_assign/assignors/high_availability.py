@@ -18,7 +18,7 @@ from streams_assign.assignors.movements import (
     assign_active_task_movements,
     assign_standby_task_movements,
 )
-from streams_assign.assignors.standby import create_standby_task_assignor
+from streams_assign.assignors.standby_factory import create_standby_task_assignor
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.model import Assignment, ClusterState
 
@@ -201,3 +201,14 @@ class HighAvailabilityTaskAssignor:
         state = AssignmentState(cluster, literal=self.literal)
         probing, warmups = assign_with_state(state)
         return state.to_assignment(probing, warmups, assignor=self.name)
+
+
+__all__ = [
+    "DEFAULT_HIGH_AVAILABILITY_NON_OVERLAP_COST",
+    "DEFAULT_HIGH_AVAILABILITY_TRAFFIC_COST",
+    "HighAvailabilityTaskAssignor",
+    "assign_active_stateful_tasks",
+    "assign_standby_replica_tasks",
+    "assign_stateless_active_tasks",
+    "assign_with_state",
+]

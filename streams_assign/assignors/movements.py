@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from streams_assign.assignors.java_heap import ExactCaughtUpClients
-from streams_assign.assignors.priority import JavaPriorityQueue, KafkaLiteralPrioritySet
+from streams_assign._java.heap import ExactCaughtUpClients
+from streams_assign._java.priority import JavaPriorityQueue, KafkaLiteralPrioritySet
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import TaskAssignmentError
 
@@ -226,3 +226,11 @@ def assign_standby_task_movements(
         caught_up.offer_all([source, destination])
         made += 1
     return made
+
+
+__all__ = [
+    "WarmupBudget",
+    "assign_active_task_movements",
+    "assign_standby_task_movements",
+    "needs_move",
+]

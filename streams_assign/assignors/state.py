@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from streams_assign.assignors.priority import ConstrainedPrioritySet, KafkaLiteralPrioritySet
+from streams_assign._java.priority import ConstrainedPrioritySet, KafkaLiteralPrioritySet
 from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     Assignment,
@@ -258,3 +258,8 @@ class AssignmentState:
         return Assignment(
             clients=clients, probing_rebalance_needed=probing_rebalance_needed, assignor=assignor
         )
+
+
+__all__ = [
+    "AssignmentState",
+]

@@ -31,17 +31,15 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from streams_assign.assignors.state import AssignmentState
-from streams_assign.errors import TaskAssignmentError
-from streams_assign.javacompat import (
+from streams_assign._java.hash_order import (
     JavaHashMap,
     JavaHashSet,
     spread,
     table_size_for,
     task_id_hash_code,
 )
+from streams_assign.assignors.state import AssignmentState
+from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     LATEST_OFFSET,
     Assignment,
@@ -70,6 +68,8 @@ def hash_set_capacity(size: int) -> int:
     ``HashSet(Collection c)`` asks for ``max((int) (c.size() / .75f) + 1, 16)`` buckets (a
     float division in Java), rounded up to a power of two.
     """
+    import numpy as np
+
     requested = int(np.float32(size) / np.float32(0.75)) + 1
     return table_size_for(max(requested, 16))
 
@@ -101,6 +101,8 @@ def java_hash_order(
 
 def _by_bucket(members: Sequence[int], hashes: Sequence[int], length: int) -> list[int]:
     """``members`` by bucket of a table of ``length``, then by their order in ``members``."""
+    import numpy as np
+
     array = np.asarray(members, dtype=np.int64)
     buckets = np.asarray([spread(hashes[c]) for c in members], dtype=np.int64) & (length - 1)
     order = np.lexsort((np.arange(len(members)), buckets))
@@ -479,3 +481,16 @@ class LegacyStickyTaskAssignor:
             rack = RackAwareTaskAssignor(cluster)
         assign_legacy_sticky(state, self.must_preserve_active_task_assignment, rack)
         return state.to_assignment(False, assignor=self.name)
+
+
+__all__ = [
+    "DEFAULT_STATEFUL_NON_OVERLAP_COST",
+    "DEFAULT_STATEFUL_TRAFFIC_COST",
+    "LegacyStickyTaskAssignor",
+    "assign_legacy_sticky",
+    "default_hash_set_capacity",
+    "hash_set_capacity",
+    "java_hash_order",
+    "previous_task_indices",
+    "previous_tasks",
+]

@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, MutableMapping, Sequence, Set
 
-from streams_assign.assignors.priority import PrioritySet
-from streams_assign.assignors.standby import assign_standbys_to_least_loaded_clients
+from streams_assign._java.hash_order import JavaHashMap, task_hash_map
+from streams_assign._java.priority import PrioritySet
+from streams_assign.assignors.standby_utils import assign_standbys_to_least_loaded_clients
 from streams_assign.assignors.state import AssignmentState
-from streams_assign.javacompat import JavaHashMap, task_hash_map
 from streams_assign.model import TaskId
 
 log = logging.getLogger(__name__)
@@ -346,3 +346,14 @@ class ClientTagAwareStandbyTaskAssignor:
         :func:`distinct_tags_kept`.
         """
         return distinct_tags_kept(state, source, destination, task)
+
+
+__all__ = [
+    "ClientTagAwareStandbyTaskAssignor",
+    "TagEntry",
+    "assign_standby_tasks_to_clients_with_different_tags",
+    "compute_tasks_to_remaining_standbys",
+    "distinct_tags_kept",
+    "fill_clients_tag_statistics",
+    "tags_match",
+]

@@ -28,13 +28,12 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from streams_assign.assignors.priority import JavaPriorityQueue
+from streams_assign._java.hash_order import task_hash_set
+from streams_assign._java.priority import JavaPriorityQueue
 from streams_assign.errors import InvalidScenarioError, TaskAssignmentError
-from streams_assign.javacompat import task_hash_set
 from streams_assign.model import (
-    LONG_MAX_VALUE,
+    LATEST_OFFSET,
     Assignment,
     ClientAssignment,
     ClientState,
@@ -208,30 +207,16 @@ class RevocationInput:
     now_ms: int | None
 
 
-def _parse_partition(raw: Any, path: str) -> TopicPartition:
-    if (
-        not isinstance(raw, list)
-        or len(raw) != 2
-        or not isinstance(raw[0], str)
-        or not raw[0]
-        or isinstance(raw[1], bool)
-        or not isinstance(raw[1], int)
-        or raw[1] < 0
-    ):
-        raise InvalidScenarioError(path, f"must be a [topic, partition >= 0] pair, got {raw!r}")
-    return raw[0], raw[1]
-
-
 def parse_revocation_input(cluster: ClusterState) -> RevocationInput | None:
-    """Read and validate ``task_partitions``, ``leader`` and ``now_ms`` from the extensions.
+    """Gather ``task_partitions``, ``leader`` and ``now_ms`` (parsed by ``scenario``).
 
     Returns ``None`` when no consumer lists ``owned_partitions`` (no revocation step).
 
     Raises
     ------
     InvalidScenarioError
-        For a missing ``task_partitions``, a malformed entry, a partition claimed by two
-        tasks, an unknown ``leader`` or a bad ``now_ms``; the message names the JSON path.
+        For a missing ``task_partitions`` (the other rules are checked when the state is
+        parsed, see ``streams_assign.extensions``).
     """
     owned: set[TopicPartition] = set()
     for client in cluster.clients:
@@ -239,72 +224,15 @@ def parse_revocation_input(cluster: ClusterState) -> RevocationInput | None:
             owned.update(consumer.owned_partitions)
     if not owned:
         return None
-    extensions = cluster.extensions
-    raw = extensions.get("task_partitions")
-    if not isinstance(raw, dict):
+    if cluster.task_partitions is None:
         raise InvalidScenarioError(
             "task_partitions",
             "an object of task id to [[topic, partition], ...] is required when consumers "
-            f"list owned_partitions, got {raw!r}",
+            "list owned_partitions, got None",
         )
-    known = set(cluster.stateful_tasks) | set(cluster.stateless_tasks)
-    task_partitions: dict[TaskId, tuple[TopicPartition, ...]] = {}
-    claimed: dict[TopicPartition, str] = {}
-    for text, partitions in raw.items():
-        path = f"task_partitions.{text}"
-        try:
-            task = TaskId.parse(text)
-        except InvalidScenarioError as exc:
-            raise InvalidScenarioError(path, exc.reason) from None
-        if not isinstance(partitions, list):
-            raise InvalidScenarioError(
-                path, f"must be a list of [topic, partition] pairs, got {partitions!r}"
-            )
-        # a Set<TopicPartition> in Kafka: duplicates collapse
-        parsed = tuple(
-            dict.fromkeys(_parse_partition(p, f"{path}[{i}]") for i, p in enumerate(partitions))
-        )
-        for i, partition in enumerate(parsed):
-            if partition in claimed and claimed[partition] != text:
-                raise InvalidScenarioError(
-                    f"{path}[{i}]",
-                    f"partition {list(partition)!r} also belongs to task {claimed[partition]}",
-                )
-            claimed[partition] = text
-        if task in known:
-            task_partitions[task] = parsed
-        else:
-            log.warning("%s: task %s is in neither task list; ignored", path, task)
-
-    leader_client = None
-    if "leader" in extensions:
-        leader = extensions["leader"]
-        if not isinstance(leader, str):
-            raise InvalidScenarioError(
-                "leader", f"must be a process id or member id, got {leader!r}"
-            )
-        for client in cluster.clients:
-            if client.id == leader.lower() or any(
-                c.member_id == leader for c in client.consumers or ()
-            ):
-                leader_client = client.id
-                break
-        else:
-            raise InvalidScenarioError(
-                "leader", f"is neither a client id nor a member id: {leader!r}"
-            )
-
-    now_ms = None
-    if "now_ms" in extensions:
-        now_ms = extensions["now_ms"]
-        if (
-            isinstance(now_ms, bool)
-            or not isinstance(now_ms, int)
-            or not 0 <= now_ms <= LONG_MAX_VALUE
-        ):
-            raise InvalidScenarioError(
-                "now_ms", f"must be a non-negative integer (epoch ms), got {now_ms!r}"
-            )
+    task_partitions = cluster.task_partitions
+    leader_client = cluster.leader
+    now_ms = cluster.now_ms
     return RevocationInput(task_partitions, frozenset(owned), leader_client, now_ms)
 
 
@@ -362,7 +290,11 @@ def add_client_assignments(
     for member in client.consumers or ():
         for partition in member.owned_partitions:
             previous_owner[partition] = member.member_id
-    prev_standby = set(client.prev_standby)
+    # Kafka's previouslyOwnedStandby reads ClientState's previous standbys, which
+    # initializePrevTasks also fills from the reported offset sums (any lag but -2).
+    prev_active = set(client.prev_active)
+    prev_active.update(t for t, lag in client.task_lags.items() if lag == LATEST_OFFSET)
+    prev_standby = (set(client.prev_standby) | set(client.task_lags)) - prev_active
     encode_deadline = followup_deadline_ms is not None
     result: dict[str, ConsumerAssignment] = {}
     for consumer in consumers:
@@ -522,3 +454,16 @@ def assign_tasks_to_consumers(cluster: ClusterState, assignment: Assignment) -> 
     if revocation is not None:
         extras["next_rebalance_ms"] = next_rebalance
     return replace(assignment, clients=clients, extras=extras)
+
+
+__all__ = [
+    "ConsumerAssignment",
+    "RevocationInput",
+    "TopicPartition",
+    "add_client_assignments",
+    "assign_client_tasks_to_threads",
+    "assign_tasks_to_consumers",
+    "assign_tasks_to_threads",
+    "java_string_key",
+    "parse_revocation_input",
+]

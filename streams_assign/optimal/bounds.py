@@ -394,3 +394,11 @@ def _greedy_spread(
         counts[c] += 1
     loads = [Fraction(n, q) for n, q in zip(counts, capacities, strict=True)]
     return max(loads) - min(loads)
+
+
+__all__ = [
+    "FlowBound",
+    "SpreadOptimum",
+    "flow_lower_bound",
+    "min_active_spread",
+]

@@ -1,4 +1,7 @@
-"""The ``optimal``, ``score`` and ``compare`` subcommands of ``streams-assign``.
+"""The work of the ``optimal``, ``score`` and ``compare`` subcommands of ``streams-assign``.
+
+Their arguments are declared in ``streams_assign.commands.optimal`` / ``.score`` / ``.compare``
+(which import this module only when the subcommand runs, as it needs OR-Tools).
 
 - ``optimal FILE [--problem target|immediate] [--time-limit S] [--json]``: the optimum of one
   problem, with status, objective values, bounds and solve time.
@@ -14,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,95 +27,38 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_assign.api import get_assignor
-from streams_assign.errors import StreamsAssignError
+from streams_assign.commands._common import load_cluster, load_json
+from streams_assign.errors import StreamsAssignError, UsageError
 from streams_assign.model import Assignment, ClusterState
-from streams_assign.optimal.compare import compare_assignors, comparison_table, plot_comparison
+from streams_assign.optimal.compare import (
+    compare_assignors,
+    comparison_figure,
+    comparison_table,
+)
 from streams_assign.optimal.metrics import METRIC_NAMES, Metrics, parse_assignment, score
 from streams_assign.optimal.model import Problem
 from streams_assign.optimal.solve import (
-    DEFAULT_NUM_WORKERS,
-    DEFAULT_RANDOM_SEED,
-    DEFAULT_TIME_LIMIT,
     OptimalResult,
     json_number,
     solve_optimal,
 )
+from streams_assign.planning.convergence import RestoreRates
+from streams_assign.planning.scores import (
+    convergence_scores,
+    convergence_vs_optimum_table,
+    optimum_one_step,
+    scores_json,
+)
 from streams_assign.report import assignment_table
-from streams_assign.scenario import load_cluster_state
+
+__all__ = ["OptimalCommandError", "cmd_compare", "cmd_optimal", "cmd_score"]
 
 _PLOT_FORMATS = (".png", ".svg", ".pdf")
-_WIDE = 150
+_WIDE = 100
 
 
-class OptimalCommandError(StreamsAssignError):
-    """Bad input or usage of the optimality subcommands (exit status 2)."""
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``optimal``, ``score`` and ``compare`` subcommands to ``streams-assign``.
-
-    Parameters
-    ----------
-    subparsers:
-        The ``streams-assign`` parser's subcommands (``cli.build_parser`` calls this).
-    """
-    p_optimal = subparsers.add_parser(
-        "optimal", help="solve the assignment to proven optimality with CP-SAT (OR-Tools)"
-    )
-    p_optimal.add_argument("file", metavar="FILE", help="cluster-state JSON file")
-    p_optimal.add_argument(
-        "--problem",
-        choices=[p.value for p in Problem],
-        default=Problem.TARGET.value,
-        help="target: best balanced converged assignment; immediate: best next assignment "
-        "under Kafka's availability rule (default target)",
-    )
-    _add_solver_options(p_optimal)
-    p_optimal.add_argument("--json", action="store_true", help="print the result as JSON")
-    p_optimal.set_defaults(handler=_cmd_optimal)
-
-    p_score = subparsers.add_parser(
-        "score", help="measure an assignment (restore records, moves, balance, ...)"
-    )
-    p_score.add_argument("file", metavar="FILE", help="cluster-state JSON file")
-    p_score.add_argument(
-        "assignment", metavar="ASSIGNMENT.json", help="an assignment in the output format"
-    )
-    p_score.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    p_score.set_defaults(handler=_cmd_score)
-
-    p_compare = subparsers.add_parser(
-        "compare", help="compare Kafka's assignors with the optimum of each problem"
-    )
-    p_compare.add_argument("file", metavar="FILE", help="cluster-state JSON file")
-    p_compare.add_argument(
-        "--plot", metavar="OUT.png", help="also draw a bar chart (.png, .svg or .pdf)"
-    )
-    _add_solver_options(p_compare)
-    p_compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p_compare.set_defaults(handler=_cmd_compare)
-
-
-def _add_solver_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=DEFAULT_TIME_LIMIT,
-        metavar="S",
-        help=f"CP-SAT wall-time limit per problem in seconds (default {DEFAULT_TIME_LIMIT:g})",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=DEFAULT_NUM_WORKERS,
-        help=f"CP-SAT workers (default {DEFAULT_NUM_WORKERS})",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_RANDOM_SEED,
-        help=f"CP-SAT random seed (default {DEFAULT_RANDOM_SEED})",
-    )
+#: The error of these subcommands (kept under its former name).
+OptimalCommandError = UsageError
 
 
 def _check_solver_options(args: argparse.Namespace) -> None:
@@ -120,28 +66,6 @@ def _check_solver_options(args: argparse.Namespace) -> None:
         raise OptimalCommandError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
     if args.workers < 1:
         raise OptimalCommandError(f"--workers must be >= 1, got {args.workers}")
-
-
-def _load_cluster(path: str) -> ClusterState:
-    try:
-        return load_cluster_state(path)
-    except StreamsAssignError as exc:
-        raise OptimalCommandError(f"{path}: {exc}") from None
-    except OSError as exc:
-        raise OptimalCommandError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def _load_json(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise OptimalCommandError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise OptimalCommandError(
-            f"{path}: malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
 
 
 @contextmanager
@@ -152,9 +76,9 @@ def _spinner(message: str) -> Iterator[Any]:
         yield status
 
 
-def _cmd_optimal(args: argparse.Namespace) -> int:
+def cmd_optimal(args: argparse.Namespace) -> int:
     _check_solver_options(args)
-    cluster = _load_cluster(args.file)
+    cluster = load_cluster(args.file)
     problem = Problem(args.problem)
     with _spinner(f"CP-SAT: solving the {problem.value} problem (up to {args.time_limit:g} s)"):
         hint = _kafka_hint(cluster) if problem is Problem.IMMEDIATE else None
@@ -210,9 +134,9 @@ def _print_optimal(cluster: ClusterState, result: OptimalResult, console: Consol
     console.print(f"solved in {result.solve_seconds:.2f} s")
 
 
-def _cmd_score(args: argparse.Namespace) -> int:
-    cluster = _load_cluster(args.file)
-    document = _load_json(args.assignment)
+def cmd_score(args: argparse.Namespace) -> int:
+    cluster = load_cluster(args.file)
+    document = load_json(args.assignment)
     try:
         assignment = parse_assignment(cluster, document, source=args.assignment)
     except StreamsAssignError as exc:
@@ -244,15 +168,21 @@ def _print_metrics(cluster: ClusterState, metrics: Metrics, console: Console, ti
         console.print(f"[red]invalid:[/] {violation}")
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
+def cmd_compare(args: argparse.Namespace) -> int:
     _check_solver_options(args)
-    if args.plot is not None:
-        plot = Path(args.plot)
-        if plot.suffix.lower() not in _PLOT_FORMATS:
-            raise OptimalCommandError(f"--plot {plot}: use a {', '.join(_PLOT_FORMATS)} file name")
-        if not (plot.parent if str(plot.parent) else Path(".")).is_dir():
-            raise OptimalCommandError(f"--plot {plot}: folder {plot.parent} does not exist")
-    cluster = _load_cluster(args.file)
+    from streams_assign.planning.output import check_output, write_rendered
+    from streams_assign.planning.plan import chosen_assignors
+
+    check_output(args.plot, "--plot", _PLOT_FORMATS)
+    check_output(args.report, "--report", (".html", ".htm"))
+    if not args.restore_rate > 0:
+        raise OptimalCommandError(
+            f"--restore-rate must be > 0 records/s, got {args.restore_rate:g}"
+        )
+    if args.max_rounds < 1:
+        raise OptimalCommandError(f"--max-rounds must be >= 1, got {args.max_rounds}")
+    assignors = chosen_assignors(args.assignor)
+    cluster = load_cluster(args.file)
     with _spinner("comparing assignors") as status:
         comparison = compare_assignors(
             cluster,
@@ -261,22 +191,91 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             random_seed=args.seed,
             progress=lambda message: status.update(f"comparing assignors: {message}"),
         )
+        comparison = replace(
+            comparison,
+            rows=tuple(
+                row
+                for row in comparison.rows
+                if row.name.startswith("optimal_") or row.name in assignors
+            ),
+        )
+        status.update("comparing assignors: whole convergences")
+        scores = convergence_scores(
+            cluster, assignors, RestoreRates(args.restore_rate), max_rounds=args.max_rounds
+        )
+    to_go = {name: c.probing_rebalances for name, c in scores.items() if c.converged}
+    optimum = optimum_one_step(comparison)
+    outputs: list[tuple[str, str, str | bytes]] = []
     if args.plot is not None:
-        try:
-            plot_comparison(comparison, args.plot)
-        except OSError as exc:
-            raise OptimalCommandError(
-                f"--plot {args.plot}: cannot write: {exc.strerror or exc}"
-            ) from None
-        print(f"wrote {args.plot}", file=sys.stderr)
+        from streams_assign.planning.plots import render
+
+        outputs.append(
+            ("--plot", args.plot, render(comparison_figure(comparison), Path(args.plot).suffix))
+        )
+    if args.report is not None:
+        outputs.append(("--report", args.report, _compare_page(args, comparison, scores, to_go)))
+    write_rendered(outputs)
     if args.json:
-        print(json.dumps(comparison.to_json(), indent=1))
+        document = comparison.to_json()
+        document["convergence"] = scores_json(scores, optimum)
+        print(json.dumps(document, indent=1))
         return 0
     console = Console()
-    if not console.is_terminal:
-        console = Console(width=_WIDE)  # a file or pipe gets the whole table, not 80 columns
-    console.print(comparison_table(comparison))
+    if not console.is_terminal or console.width > _WIDE:
+        console = Console(width=_WIDE)  # rich wraps the cells so the table fits 100 columns
+    console.print(comparison_table(comparison, probing_to_go=to_go))
     for row in comparison.rows:
         if row.note:
             console.print(f"[yellow]{row.name}:[/] {row.note}")
+    console.print(
+        convergence_vs_optimum_table(
+            scores,
+            optimum,
+            title=f"until stable (restore {args.restore_rate:g} records/s per task)",
+        )
+    )
     return 0
+
+
+def _compare_page(
+    args: argparse.Namespace, comparison: Any, scores: Any, to_go: dict[str, int]
+) -> str:
+    """The HTML report of ``compare --report``: both tables, the bar charts, the convergence."""
+    from streams_assign.optimal.compare import COLUMNS, _gap_cell, _short, _target_gap_cell
+    from streams_assign.planning.page import PageTable, convergence_tables, render_page
+    from streams_assign.planning.plots import convergence_figure
+
+    rows = []
+    for row in comparison.rows:
+        cells = (
+            [_short(getattr(row.metrics, name)) for name, _ in COLUMNS]
+            if row.metrics is not None
+            else ["-"] * len(COLUMNS)
+        )
+        rows.append(
+            (
+                row.name,
+                row.status,
+                *cells,
+                _gap_cell(comparison.gap(row, Problem.IMMEDIATE)).replace("\n", ", "),
+                _target_gap_cell(comparison.gap(row, Problem.TARGET), to_go.get(row.name)).replace(
+                    "\n", " "
+                ),
+            )
+        )
+    first = PageTable(
+        "Next rebalance: assignors vs the optimum",
+        ("assignor", "status", *(h for _, h in COLUMNS), "gap to immediate", "gap to target"),
+        rows,
+    )
+    tables = [first, *convergence_tables(list(scores.values()))]
+    figures = [("Assignors vs the optimum (next rebalance)", comparison_figure(comparison))]
+    if scores:
+        figures.append(("Whole convergence", convergence_figure(list(scores.values()))))
+    name = comparison.cluster.name or str(args.file)
+    summary = [
+        f"{len(comparison.cluster.clients)} clients; restore rate {args.restore_rate:g} "
+        "records/s per task; probing rebalances every "
+        f"{comparison.cluster.configs.probing_rebalance_interval_ms} ms."
+    ]
+    return render_page(f"How far from optimal is {name}?", summary, tables, figures)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from streams_assign.api import ASSIGNORS, get_assignor
@@ -52,11 +53,11 @@ SHORT = {
     "active_load_spread": "act.\nspread",
     "stateful_load_spread": "stf.\nspread",
     "subtopology_skew": "skew",
-    "unavailable_actives": "unavail.",
+    "unavailable_actives": "un-\navail.",
     "restore_records": "restore\nrecords",
     "moves": "moves",
     "warmups": "warm-\nups",
-    "standbys_missing": "stby\nmissing",
+    "standbys_missing": "stby\nmiss.",
 }
 
 
@@ -256,7 +257,19 @@ def _gap_cell(gaps: dict[str, int | Fraction] | None) -> str:
     return "\n".join(lines)
 
 
-def comparison_table(comparison: Comparison, title: str | None = None) -> Table:
+def _target_gap_cell(gaps: dict[str, int | Fraction] | None, to_go: int | None) -> str:
+    """The gap to the target optimum, or why an assignor still short of it is not better."""
+    if to_go and gaps is not None and any(value < 0 for value in gaps.values()):
+        plural = "s" if to_go > 1 else ""
+        return f"not balanced\nyet ({to_go}\nprobing\nrebalance{plural}\nto go)"
+    return _gap_cell(gaps)
+
+
+def comparison_table(
+    comparison: Comparison,
+    title: str | None = None,
+    probing_to_go: Mapping[str, int] | None = None,
+) -> Table:
     """One row per assignor, one column per metric, and the gaps to both optima.
 
     Parameters
@@ -265,6 +278,11 @@ def comparison_table(comparison: Comparison, title: str | None = None) -> Table:
         The rows, from :func:`compare_assignors`.
     title:
         The table's title (default: the cluster's name).
+    probing_to_go:
+        Per assignor, the probing rebalances it still needs until stable (from its whole
+        convergence); its gap to the target optimum then reads "not balanced yet (N probing
+        rebalances to go)" instead of a negative figure (KIP-441: the target is reached only
+        after the probing rebalances).
 
     Returns
     -------
@@ -275,13 +293,19 @@ def comparison_table(comparison: Comparison, title: str | None = None) -> Table:
     Spreads are tasks per thread, skew and counts are tasks, restore records are records
     (from 10,000 on shown as k = thousands, M = millions, G = billions, 3 digits).
     """
+    # No vertical rules and no outer edge: 11 columns then fit 100 without cutting headings.
     table = Table(
-        title=title or f"{comparison.cluster.name or 'cluster'}: assignors vs the optimum"
+        title=title or f"{comparison.cluster.name or 'cluster'}: assignors vs the optimum",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=0,
     )
-    table.add_column("assignor", no_wrap=True)
-    table.add_column("status")
+    # The status goes under the assignor's name, and every heading keeps its width.
+    table.add_column("assignor\n(status)", no_wrap=True)
     for name, _ in COLUMNS:
-        table.add_column(SHORT[name], justify="right")
+        heading = SHORT[name]
+        width = max(len(line) for line in heading.split("\n"))
+        table.add_column(heading, justify="right", no_wrap=True, min_width=width)
     table.add_column("gap to\nimmediate", no_wrap=True)
     table.add_column("gap to\ntarget", no_wrap=True)
     for row in comparison.rows:
@@ -290,34 +314,19 @@ def comparison_table(comparison: Comparison, title: str | None = None) -> Table:
         else:
             cells = [_short(getattr(row.metrics, name)) for name, _ in COLUMNS]
         table.add_row(
-            row.name,
-            row.status,
+            f"{row.name}\n({row.status})",
             *cells,
             _gap_cell(comparison.gap(row, Problem.IMMEDIATE)),
-            _gap_cell(comparison.gap(row, Problem.TARGET)),
+            _target_gap_cell(
+                comparison.gap(row, Problem.TARGET), (probing_to_go or {}).get(row.name)
+            ),
         )
     return table
 
 
-def plot_comparison(
-    comparison: Comparison, path: str | Path, metrics: Sequence[str] | None = None
-) -> None:
-    """Draw the comparison as bar charts (one panel per metric) and write it whole or not at all.
-
-    Parameters
-    ----------
-    comparison:
-        The rows to draw (rows without an assignment are drawn empty).
-    path:
-        The image file; its suffix picks the format (``.png``, ``.svg``, ``.pdf``).
-    metrics:
-        Which metrics to draw; default every column of the table.
-
-    Raises
-    ------
-    OSError
-        When the file cannot be written (the destination is then left as it was).
-    """
+def comparison_figure(comparison: Comparison, metrics: Sequence[str] | None = None) -> Any:
+    """The comparison as a matplotlib figure: one bar chart per metric (see
+    :func:`plot_comparison`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -343,7 +352,42 @@ def plot_comparison(
         axes.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
         axes.ticklabel_format(axis="y", style="sci", scilimits=(-3, 6))
     figure.suptitle(f"{comparison.cluster.name or 'cluster'}: assignors vs the optimum")
+    return figure
+
+
+def plot_comparison(
+    comparison: Comparison, path: str | Path, metrics: Sequence[str] | None = None
+) -> None:
+    """Draw the comparison as bar charts (one panel per metric) and write it whole or not at all.
+
+    Parameters
+    ----------
+    comparison:
+        The rows to draw (rows without an assignment are drawn empty).
+    path:
+        The image file; its suffix picks the format (``.png``, ``.svg``, ``.pdf``).
+    metrics:
+        Which metrics to draw; default every column of the table.
+
+    Raises
+    ------
+    OSError
+        When the file cannot be written (the destination is then left as it was).
+    """
+    figure = comparison_figure(comparison, metrics)
     target = Path(path)
     buffer = io.BytesIO()
     figure.savefig(buffer, format=target.suffix.lstrip(".").lower() or "png", dpi=110)
     write_atomic(target, buffer.getvalue())
+
+
+__all__ = [
+    "COLUMNS",
+    "Comparison",
+    "ComparisonRow",
+    "SHORT",
+    "compare_assignors",
+    "comparison_figure",
+    "comparison_table",
+    "plot_comparison",
+]

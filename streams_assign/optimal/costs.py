@@ -221,3 +221,8 @@ def _no_state_records(
         else:
             result.append(max(known.get(task, cluster_max), floor))
     return result
+
+
+__all__ = [
+    "PlacementCosts",
+]

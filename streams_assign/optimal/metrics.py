@@ -408,3 +408,12 @@ def parse_assignment(cluster: ClusterState, document: Any, source: str = "") -> 
     if not isinstance(probing, bool):
         raise fail("probing_rebalance_needed", f"must be true or false, got {probing!r}")
     return Assignment(clients=ordered, probing_rebalance_needed=probing, assignor="file")
+
+
+__all__ = [
+    "InvalidAssignmentError",
+    "METRIC_NAMES",
+    "Metrics",
+    "parse_assignment",
+    "score",
+]

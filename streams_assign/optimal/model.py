@@ -943,3 +943,15 @@ def _restore_scale(costs: PlacementCosts) -> int:
     for t in costs.stateful_indices:
         worst += copies * max((costs.restore[c][t] for c in range(costs.num_clients)), default=0)
     return max(1, -(-worst // MAX_RESTORE_TOTAL))
+
+
+__all__ = [
+    "AssignmentModel",
+    "HallCut",
+    "MAX_RESTORE_TOTAL",
+    "OBJECTIVES",
+    "Problem",
+    "balance_windows",
+    "hall_violations",
+    "realize_generic",
+]

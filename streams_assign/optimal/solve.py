@@ -620,3 +620,19 @@ def model_violations(
             f"{extra} warmups exceed max.warmup.replicas = {cluster.configs.max_warmup_replicas}"
         )
     return reasons
+
+
+__all__ = [
+    "DEFAULT_NUM_WORKERS",
+    "DEFAULT_RANDOM_SEED",
+    "DEFAULT_TIME_LIMIT",
+    "MAX_HALL_CUTS",
+    "OptimalResult",
+    "StageResult",
+    "explain_infeasibility",
+    "json_number",
+    "make_solver",
+    "model_violations",
+    "probing_rebalance_needed",
+    "solve_optimal",
+]

@@ -104,3 +104,9 @@ def synthetic_document(
 def synthetic_cluster(n_tasks: int, n_clients: int, seed: int = 0, **options: Any) -> ClusterState:
     """:func:`synthetic_document`, validated into a :class:`ClusterState`."""
     return parse_cluster_state(synthetic_document(n_tasks, n_clients, seed, **options))
+
+
+__all__ = [
+    "synthetic_cluster",
+    "synthetic_document",
+]

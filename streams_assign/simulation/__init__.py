@@ -4,3 +4,5 @@ The simulator follows Kafka's ``TaskAssignorConvergenceTest`` harness (reference
 rebalance every client reports the tasks it held as caught up, clients join, leave and come back,
 and the assignor runs until no probing rebalance is needed.
 """
+
+__all__: list[str] = []

@@ -1,44 +1,50 @@
-"""``streams-assign simulate``: replay probing rebalances from a cluster state."""
+"""The printed views of ``streams-assign simulate`` (the command is ``commands.simulate``)."""
 
 from __future__ import annotations
 
-import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.api import ASSIGNORS
-from streams_assign.errors import StreamsAssignError
-from streams_assign.scenario import load_cluster_state
-from streams_assign.simulation.replay import replay
+from streams_assign.model import ClusterState
+from streams_assign.simulation.replay import RoundReport
+
+__all__ = ["print_replay", "replay_json"]
 
 
-class SimulationUsageError(StreamsAssignError):
-    """Bad arguments to ``simulate``."""
-
-
-def _cmd_simulate(args: argparse.Namespace) -> int:
-    if args.restore_rate <= 0:
-        raise SimulationUsageError(f"--restore-rate must be > 0 records/s, got {args.restore_rate}")
-    if args.max_rounds < 1:
-        raise SimulationUsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
-    try:
-        cluster = load_cluster_state(args.file)
-    except OSError as exc:
-        raise SimulationUsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
-    reports = replay(cluster, args.restore_rate, assignor=args.assignor, max_rounds=args.max_rounds)
+def replay_json(reports: Sequence[RoundReport]) -> str:
+    """The rounds of a replay as the JSON text ``simulate --json`` prints."""
     converged = not reports[-1].probing_rebalance_needed
-    if args.json:
-        print(
-            json.dumps({"converged": converged, "rounds": [asdict(r) for r in reports]}, indent=1)
-        )
-        return 0
+    return json.dumps({"converged": converged, "rounds": [asdict(r) for r in reports]}, indent=1)
+
+
+def print_replay(
+    cluster: ClusterState,
+    reports: Sequence[RoundReport],
+    source: str,
+    restore_rate: float,
+    console: Console | None = None,
+) -> None:
+    """Print one table row per rebalance and whether the replay converged.
+
+    Parameters
+    ----------
+    cluster:
+        The starting state (for its name and ``probing.rebalance.interval.ms``).
+    reports:
+        The rounds of :func:`~streams_assign.simulation.replay.replay`, at least one.
+    source:
+        The input file name, shown when the state has no name.
+    restore_rate:
+        Records per second restored per task and client.
+    """
     interval = cluster.configs.probing_rebalance_interval_ms
     table = Table(
-        title=f"{cluster.name or args.file}: rebalance every {interval} ms, "
-        f"restore {args.restore_rate:g} records/s"
+        title=f"{cluster.name or source}: rebalance every {interval} ms, "
+        f"restore {restore_rate:g} records/s"
     )
     for column in (
         "round",
@@ -60,29 +66,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             f"{r.restore_records:,}",
             "yes" if r.probing_rebalance_needed else "no",
         )
-    console = Console()
+    console = console or Console()
     console.print(table)
     last = reports[-1]
-    if converged:
+    if not last.probing_rebalance_needed:
         console.print(f"Converged after {last.round} rebalance(s), {last.time_ms / 60000:g} min.")
     else:
         console.print(f"Not converged after {last.round} rebalances (--max-rounds).")
-    return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``simulate`` to the ``streams-assign`` command."""
-    parser = subparsers.add_parser("simulate", help="replay probing rebalances until convergence")
-    parser.add_argument("file", metavar="FILE", help="starting cluster-state JSON file")
-    parser.add_argument(
-        "--restore-rate",
-        type=float,
-        default=10_000.0,
-        help="records per second restored per task and client (default 10000)",
-    )
-    parser.add_argument(
-        "--max-rounds", type=int, default=50, help="rebalances at most (default 50)"
-    )
-    parser.add_argument("--assignor", default="high_availability", choices=sorted(ASSIGNORS))
-    parser.add_argument("--json", action="store_true", help="print the rounds as JSON")
-    parser.set_defaults(handler=_cmd_simulate)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from streams_assign.api import assign
+from streams_assign.errors import StreamsAssignError
 from streams_assign.model import (
     Assignment,
     AssignmentConfigs,
@@ -37,7 +38,7 @@ def process_id_for_int(n: int) -> str:
     return str(uuid.UUID(int=n))
 
 
-class NotConvergedError(AssertionError):
+class NotConvergedError(StreamsAssignError, AssertionError):
     """The assignor still asked for a probing rebalance after the iteration limit."""
 
 
@@ -249,3 +250,12 @@ class ConvergenceHarness:
                     f"subtopology {sub} skew {max(counts) - min(counts)} > {skew_threshold}"
                 )
         return problems
+
+
+__all__ = [
+    "ConvergenceHarness",
+    "HARNESS_END_OFFSET_SUM",
+    "NotConvergedError",
+    "SimulatedClient",
+    "process_id_for_int",
+]

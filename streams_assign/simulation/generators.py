@@ -163,3 +163,11 @@ def random_scenario(
         "stateless_tasks": stateless,
         "clients": clients,
     }
+
+
+__all__ = [
+    "process_ids",
+    "random_scenario",
+    "scale_scenario",
+    "task_ids",
+]

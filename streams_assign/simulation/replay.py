@@ -14,6 +14,7 @@ is linear, and an active on a client that is not caught up serves only after it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from streams_assign.api import assign
@@ -95,13 +96,17 @@ def report_round(
 
 
 def next_cluster_state(
-    cluster: ClusterState, result: Assignment, restored_records: int
+    cluster: ClusterState,
+    result: Assignment,
+    restored_records: int | Callable[[str, TaskId], int],
 ) -> ClusterState:
     """The cluster state one probing interval later, after restoring ``restored_records`` per task.
 
     Running actives report -2; every other task a client has state for loses up to
     ``restored_records`` of lag if the client held it in this round, and keeps its lag otherwise.
     An active that finishes restoring within the interval is running at the next rebalance.
+    ``restored_records`` is one figure for every task, or a function of (process id, task) giving
+    each replica's own (records restored in one interval).
     """
     stateful = set(cluster.stateful_tasks)
     clients = []
@@ -111,12 +116,16 @@ def next_cluster_state(
         lags: dict[TaskId, int] = {}
         for task in stateful:
             lag = cluster.lag(client, task)
+            if callable(restored_records):
+                restored = restored_records(client.id, task)
+            else:
+                restored = restored_records
             has_state = task in client.task_lags
             if task in active:
-                remaining = max(0, lag - restored_records) if lag >= 0 else 0
+                remaining = max(0, lag - restored) if lag >= 0 else 0
                 lags[task] = LATEST_OFFSET if remaining == 0 else remaining
             elif task in standby:
-                lags[task] = max(0, lag - restored_records) if lag >= 0 else 0
+                lags[task] = max(0, lag - restored) if lag >= 0 else 0
             elif has_state:
                 lags[task] = 0 if lag == LATEST_OFFSET else lag
         clients.append(
@@ -213,3 +222,12 @@ def replay(
             break
         state = next_cluster_state(state, result, restored)
     return reports
+
+
+__all__ = [
+    "RoundReport",
+    "next_cluster_state",
+    "replay",
+    "report_round",
+    "with_changelog_sizes",
+]

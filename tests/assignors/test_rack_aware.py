@@ -465,31 +465,38 @@ def test_active_optimum_equals_brute_force(problem: dict[str, Any], strategy: st
     )
 
 
+SOLVERS = {
+    "ortools": rack_module.ortools_min_cost_flow,
+    "networkx": rack_module.networkx_min_cost_flow,
+}
+
+
+@pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
-def test_networkx_fallback_reaches_the_same_optimum(
-    path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    cluster = with_configs(
-        load_cluster_state(path), rack_aware_assignment_strategy="balance_subtopology"
-    )
-    costs = []
-    fallback_calls = []
-    networkx_solve = rack_module._solve_flow_networkx
-    monkeypatch.setattr(
-        rack_module,
-        "_solve_flow_networkx",
-        lambda *args: fallback_calls.append(1) or networkx_solve(*args),
-    )
-    for blocked in (False, True):
-        if blocked:
-            monkeypatch.setitem(sys.modules, "ortools.graph.python.min_cost_flow", None)
-            monkeypatch.setitem(sys.modules, "ortools.graph.python", None)
+def test_every_solver_reaches_the_same_optimum(path: Path, strategy: str) -> None:
+    cluster = with_configs(load_cluster_state(path), rack_aware_assignment_strategy=strategy)
+    costs, placements = {}, {}
+    for name, solver in SOLVERS.items():
         state = round_robin_state(cluster, seed=4)
-        rack = RackAwareTaskAssignor(cluster)
+        rack = RackAwareTaskAssignor(cluster, solver=solver)
         assert rack.can_enable_rack_aware_assignor()
-        costs.append(rack.optimize_active_tasks(state.stateful_tasks, state, 10, 1))
-    assert costs[0] == costs[1]
-    assert fallback_calls == [1]
+        assert rack.solver is solver
+        costs[name] = rack.optimize_active_tasks(state.stateful_tasks, state, 10, 1)
+        placements[name] = sorted(len(a) for a in state.active)
+    assert costs["ortools"] == costs["networkx"]
+    # Same optimum, and the task count of every client kept by both.
+    assert placements["ortools"] == placements["networkx"]
+
+
+def test_default_solver_is_networkx_without_ortools(monkeypatch: pytest.MonkeyPatch) -> None:
+    from streams_assign.assignors.rack_aware import flow
+
+    assert flow.default_solver() is flow.ortools_min_cost_flow
+    monkeypatch.setattr(flow, "_installed", lambda module: module != "ortools")
+    assert flow.default_solver() is flow.networkx_min_cost_flow
+    monkeypatch.setattr(flow, "_installed", lambda module: False)
+    with pytest.raises(ImportError, match=r"'optimal' extra"):
+        flow.default_solver()
 
 
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
@@ -646,6 +653,7 @@ def with_synthetic_racks(document: dict[str, Any], seed: int) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_kafka_diff_scenarios_keep_stateful_placement_without_traffic_cost(
     shared_scenarios: Path,
 ) -> None:

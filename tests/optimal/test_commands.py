@@ -134,6 +134,7 @@ def test_compare_json_has_a_row_per_assignor_and_gaps(capsys, data):
     assert document["optima"]["target"]["status"] == "OPTIMAL"
 
 
+@pytest.mark.slow
 def test_compare_table_and_plot(capsys, data, tmp_path):
     plot = tmp_path / "compare.png"
     status, out, err = run(capsys, "compare", str(data.path("hand-cluster")), "--plot", str(plot))
@@ -159,3 +160,10 @@ def test_compare_plot_needs_an_image_suffix(capsys, data, tmp_path):
     )
     assert status == 2
     assert ".png" in err
+
+
+def test_compare_table_fits_100_columns(capsys, data):
+    status, out, _ = run(capsys, "compare", str(data.path("hand-cluster")), "--time-limit", "5")
+    assert status == 0
+    assert "high_availability" in out
+    assert max(len(line) for line in out.splitlines()) <= 100

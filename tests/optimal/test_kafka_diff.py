@@ -21,6 +21,7 @@ from streams_assign.scenario import load_cluster_state
 
 LONG = os.environ.get("STREAMS_ASSIGN_LONG") == "1"
 TIME_LIMIT = 30.0 if LONG else 5.0
+RETRY_TIME_LIMIT = 120.0
 #: Default selection: scenarios with at most this many (stateful task, client) pairs and tasks.
 MAX_CELLS = 400
 MAX_TASKS = 80
@@ -61,6 +62,7 @@ def test_kafka_ha_assignment_scores_as_valid(inputs, name):
     assert metrics.valid, metrics.violations
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", list(Problem), ids=lambda p: p.value)
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_optimum_is_never_worse_than_kafka_ha(inputs, name, problem):
@@ -75,7 +77,15 @@ def test_optimum_is_never_worse_than_kafka_ha(inputs, name, problem):
         assert result.explanation
         return
     if result.status != "OPTIMAL":
-        pytest.skip(f"not solved to optimality within {TIME_LIMIT:g} s ({result.status})")
+        # A loaded machine gets one longer try; a time-out then fails (a skip would check
+        # nothing on a slow machine).
+        result = solve_optimal(
+            cluster,
+            problem,
+            time_limit=RETRY_TIME_LIMIT,
+            hint=ha if problem is Problem.IMMEDIATE else None,
+        )
+    assert result.status == "OPTIMAL", f"not solved within {RETRY_TIME_LIMIT:g} s"
     assert result.assignment is not None and result.metrics is not None
     assert result.metrics.valid, result.metrics.violations
     assert model_violations(cluster, result.assignment, problem) == []

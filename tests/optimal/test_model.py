@@ -54,6 +54,7 @@ def test_huge_restore_records_are_scaled_without_overflow(data):
     assert result.gap("restore_records") < 1e-12
 
 
+@pytest.mark.slow
 def test_objective_values_repeat_across_runs():
     cluster = synthetic_cluster(80, 8, seed=3)
     first = solve_optimal(cluster, "target", time_limit=20)
@@ -166,6 +167,7 @@ def test_hall_violations_find_the_client_set_the_tasks_cannot_supply():
     }
 
 
+@pytest.mark.slow
 def test_hall_cuts_keep_the_aggregated_model_exact(shared_scenarios, caplog):
     # s0023-large: the first aggregated optimum puts generic standbys where they cannot be named.
     cluster = load_cluster_state(shared_scenarios / "kafka-diff" / "input" / "s0023-large.json")

@@ -1,0 +1,310 @@
+"""Stateful actives: where each task should run (target) and where it runs now (immediate)."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+
+from streams_assign.assignors.lag_aware_sticky.problem import (
+    IndexedCluster,
+    LeastLoaded,
+    balanced_count_bounds,
+    subtopology_indices,
+)
+
+__all__ = [
+    "assign_immediate_stateful_actives",
+    "assign_target_stateful_actives",
+    "spread_subtopologies",
+]
+
+
+def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
+    """Where each stateful task should run once every move has completed.
+
+    Returns
+    -------
+    list[int]
+        Per stateful task, its target client. Counts per client lie within
+        :func:`balanced_count_bounds` of the stateful tasks.
+
+    Notes
+    -----
+    Order of preference for a task: its previous active client when caught up and within the
+    upper bound; a caught-up client with room (least loaded, then least lag); the client with room
+    that has the least to restore. Clients below their lower bound then take tasks from the most
+    loaded clients, those already moving first.
+    """
+    n_tasks = len(problem.tasks)
+    n_clients = problem.num_clients
+    lower, upper = balanced_count_bounds(n_tasks, problem.capacity)
+    counts = [0] * n_clients
+    target = [-1] * n_tasks
+    kept: list[list[int]] = [[] for _ in range(n_clients)]
+    for t in range(n_tasks):
+        owners = problem.prev_active[t]
+        if not owners:
+            continue
+        owner = min(owners, key=lambda c: (problem.restore_cost(c, t), c))
+        if problem.caught_up(owner, t) or not problem.caught[t]:
+            # Caught up, or nobody is: the previous owner has the most state (or ties for it).
+            kept[owner].append(t)
+    has_alternative = [
+        len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in range(n_tasks)
+    ]
+    for c in range(n_clients):
+        tasks = kept[c]
+        if len(tasks) > upper[c]:
+            # Shed first what another caught-up client can take without restoring.
+            tasks.sort(key=lambda t: (has_alternative[t], t))
+            tasks = tasks[: upper[c]]
+        for t in tasks:
+            target[t] = c
+        counts[c] = len(tasks)
+
+    heap = LeastLoaded(counts, problem.capacity, upper)
+    pending = [t for t in range(n_tasks) if target[t] < 0]
+    # The most constrained tasks first: those with the fewest caught-up holders.
+    pending.sort(
+        key=lambda t: (
+            problem.generic_caught_up[t],
+            len(problem.caught[t]),
+            t,
+        )
+    )
+    for t in pending:
+        best = None
+        best_key: tuple[int, float, int] | None = None
+        for c in problem.lags[t]:
+            if counts[c] >= upper[c]:
+                continue
+            key = (problem.restore_cost(c, t), (counts[c] + 1) / problem.capacity[c], c)
+            if best_key is None or key < best_key:
+                best, best_key = c, key
+        generic = heap.pop(exclude=problem.lags[t].keys())
+        if generic is not None:
+            cost = 0 if problem.generic_caught_up[t] else problem.no_state_lag[t]
+            key = (cost, (counts[generic] + 1) / problem.capacity[generic], generic)
+            if best_key is None or key < best_key:
+                best = generic
+        if best is None:
+            # Every client is full (only when the bounds are tight and holders crowd it).
+            best = min(range(n_clients), key=lambda c: (counts[c] / problem.capacity[c], c))
+        target[t] = best
+        counts[best] += 1
+        heap.touch(best)
+
+    _raise_to_lower_bounds(problem, target, counts, lower)
+    spread_subtopologies(
+        subtopology_indices(problem.tasks), target, counts, lower, upper, problem.restore_cost_of
+    )
+    return target
+
+
+def _raise_to_lower_bounds(
+    problem: IndexedCluster, target: list[int], counts: list[int], lower: list[int]
+) -> None:
+    """Give each client below its lower bound tasks from the most loaded clients."""
+    deficient = [c for c in range(problem.num_clients) if counts[c] < lower[c]]
+    if not deficient:
+        return
+    owned: list[list[int]] = [[] for _ in range(problem.num_clients)]
+    for t, c in enumerate(target):
+        owned[c].append(t)
+    donors = [
+        (-counts[c] / problem.capacity[c], c)
+        for c in range(problem.num_clients)
+        if counts[c] > lower[c]
+    ]
+    heapq.heapify(donors)
+    for d in deficient:
+        # First the tasks this client is caught up on, from the most loaded owner above its bound.
+        candidates = [
+            t for t in problem.state_tasks[d] if problem.caught_up(d, t) and target[t] != d
+        ]
+        while counts[d] < lower[d] and candidates:
+            movable = [t for t in candidates if counts[target[t]] > lower[target[t]]]
+            if not movable:
+                break
+            t = max(
+                movable,
+                key=lambda t: (
+                    counts[target[t]] / problem.capacity[target[t]],
+                    target[t] not in problem.prev_active[t],
+                    -t,
+                ),
+            )
+            candidates.remove(t)
+            _move_target(t, d, target, counts, owned)
+        while counts[d] < lower[d]:
+            while donors:
+                key, donor = donors[0]
+                if counts[donor] <= lower[donor]:
+                    heapq.heappop(donors)
+                    continue
+                current = -counts[donor] / problem.capacity[donor]
+                if key != current:
+                    heapq.heapreplace(donors, (current, donor))
+                    continue
+                break
+            if not donors:
+                return
+            donor = donors[0][1]
+            # Move the task that costs the least on the deficient client; ties: one that is not
+            # running on the donor already (its move is happening anyway), then the highest id.
+            t = min(
+                owned[donor],
+                key=lambda t: (
+                    problem.restore_cost(d, t),
+                    donor in problem.prev_active[t],
+                    -t,
+                ),
+            )
+            _move_target(t, d, target, counts, owned)
+
+
+def _move_target(
+    task: int, client: int, target: list[int], counts: list[int], owned: list[list[int]]
+) -> None:
+    owned[target[task]].remove(task)
+    counts[target[task]] -= 1
+    owned[client].append(task)
+    counts[client] += 1
+    target[task] = client
+
+
+def spread_subtopologies(
+    groups: Sequence[int],
+    owner: list[int],
+    counts: list[int],
+    lower: Sequence[int],
+    upper: Sequence[int],
+    cost: Callable[[int, int], int],
+) -> None:
+    """Even out each subtopology's tasks over the clients, within one task (best effort).
+
+    Kafka's balance check (``TaskAssignorConvergenceTest``) wants, per subtopology, the counts
+    of its active tasks over all clients to differ by at most one. A task of an over-full client
+    moves to an under-full one when both stay within their total bounds; otherwise it is swapped
+    with a task of another subtopology that the receiver can spare and the donor can take.
+
+    Parameters
+    ----------
+    groups:
+        Per task, its subtopology as an index.
+    owner:
+        Per task, its client; updated in place.
+    counts:
+        Per client, its number of tasks; updated in place (unchanged by swaps).
+    lower, upper:
+        Per client, the bounds of :func:`balanced_count_bounds` that moves must keep.
+    cost:
+        ``cost(task, client)``: what placing the task there costs (records to restore); the
+        cheapest candidate moves.
+    """
+    n_clients = len(counts)
+    if n_clients < 2 or not groups:
+        return
+    n_groups = max(groups) + 1
+    by_client: list[list[list[int]]] = [[[] for _ in range(n_clients)] for _ in range(n_groups)]
+    for t, g in enumerate(groups):
+        by_client[g][owner[t]].append(t)
+    size = [sum(len(tasks) for tasks in by_client[g]) for g in range(n_groups)]
+
+    def move(t: int, g: int, src: int, dst: int) -> None:
+        by_client[g][src].remove(t)
+        by_client[g][dst].append(t)
+        owner[t] = dst
+
+    for g in range(n_groups):
+        extremes = _Extremes([len(tasks) for tasks in by_client[g]])
+        for _ in range(size[g]):
+            donor, receiver = extremes.most(), extremes.least()
+            if extremes.counts[donor] - extremes.counts[receiver] <= 1:
+                break
+            t = min(by_client[g][donor], key=lambda t: (cost(t, receiver), t))
+            if counts[donor] > lower[donor] and counts[receiver] < upper[receiver]:
+                move(t, g, donor, receiver)
+                counts[donor] -= 1
+                counts[receiver] += 1
+            else:
+                # Swap with a task of another subtopology the receiver has to spare.
+                # The receiver gives back a task of a subtopology it has more of than the donor:
+                # the sum of squared counts falls, so the loop ends.
+                spare = [
+                    h
+                    for h in range(n_groups)
+                    if h != g and len(by_client[h][donor]) < len(by_client[h][receiver])
+                ]
+                if not spare:
+                    break
+                h = max(
+                    spare,
+                    key=lambda h: (len(by_client[h][receiver]) - len(by_client[h][donor]), -h),
+                )
+                swap = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
+                move(t, g, donor, receiver)
+                move(swap, groups[swap], receiver, donor)
+            extremes.add(donor, -1)
+            extremes.add(receiver, 1)
+
+
+class _Extremes:
+    """Per-client counts with their largest and smallest at hand (lazy heaps)."""
+
+    def __init__(self, counts: list[int]) -> None:
+        self.counts = counts
+        self._most = [(-n, c) for c, n in enumerate(counts)]
+        self._least = [(n, c) for c, n in enumerate(counts)]
+        heapq.heapify(self._most)
+        heapq.heapify(self._least)
+
+    def most(self) -> int:
+        """The client with the largest count (ties: the smaller index)."""
+        while -self._most[0][0] != self.counts[self._most[0][1]]:
+            heapq.heappop(self._most)
+        return self._most[0][1]
+
+    def least(self) -> int:
+        """The client with the smallest count (ties: the smaller index)."""
+        while self._least[0][0] != self.counts[self._least[0][1]]:
+            heapq.heappop(self._least)
+        return self._least[0][1]
+
+    def add(self, client: int, delta: int) -> None:
+        self.counts[client] += delta
+        heapq.heappush(self._most, (-self.counts[client], client))
+        heapq.heappush(self._least, (self.counts[client], client))
+
+
+def assign_immediate_stateful_actives(
+    problem: IndexedCluster, target: list[int]
+) -> tuple[list[int], list[int]]:
+    """Where each stateful task runs now, and which tasks still have to move.
+
+    A task whose target client is not caught up, while some client is, stays on a caught-up
+    client (its previous active client when caught up, else the one with the least lag) and is
+    a pending move: KIP-441's rule that no task is unavailable while its new owner restores.
+
+    Returns
+    -------
+    (active, moving)
+        Per stateful task its client now; the tasks whose target differs from it.
+    """
+    active = list(target)
+    moving = []
+    for t, c in enumerate(target):
+        if problem.caught_up(c, t):
+            continue
+        caught_up = [h for h in problem.lags[t] if problem.caught_up(h, t)]
+        if caught_up:
+            owners = [h for h in problem.prev_active[t] if h in caught_up]
+            pool = owners or caught_up
+        else:
+            # Nobody can run it without restoring: the client with the least to restore does.
+            pool = [c, *problem.lags[t]]
+        best = min(pool, key=lambda h: (problem.restore_cost(h, t), h != c, h))
+        if best != c:
+            active[t] = best
+            moving.append(t)
+    return active, moving

@@ -1,0 +1,258 @@
+"""The rebalance input indexed for the lag-aware sticky assignor, and its balance bounds.
+
+Clients are numbered ``0..C-1`` in UUID order and stateful tasks ``0..T-1`` in TaskId order;
+per task only the clients with local state are listed, so indexing is linear in the input.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from streams_assign.model import LONG_MAX_VALUE, ClusterState, TaskId, is_caught_up
+
+__all__ = [
+    "IndexedCluster",
+    "LeastLoaded",
+    "balanced_count_bounds",
+    "estimated_changelog_records",
+    "index_cluster",
+    "subtopology_indices",
+]
+
+
+def balanced_count_bounds(total: int, capacities: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Per-client count bounds within which any assignment of ``total`` tasks is balanced.
+
+    Parameters
+    ----------
+    total:
+        Number of task copies to place (>= 0).
+    capacities:
+        Stream threads per client (each >= 1).
+
+    Returns
+    -------
+    (lower, upper)
+        Lists of per-client counts with ``sum(lower) <= total <= sum(upper)``. Every choice of
+        counts ``lower[c] <= n[c] <= upper[c]`` summing to ``total`` has all loads ``n[c] / cap[c]``
+        in ``[lam, lam + 1]`` for one ``lam``, so the spread of tasks per thread is at most 1.
+
+    Notes
+    -----
+    ``lam`` is the largest load with ``sum(ceil(lam * cap)) <= total``; it lies in
+    ``[total / Q - 1, total / Q]`` (``Q`` = all threads) and at a breakpoint ``k / cap``. Then
+    ``lower = ceil(lam * cap)`` and ``upper = floor((lam + 1) * cap)``, and
+    ``sum(upper) >= sum(ceil((lam + eps) * cap)) > total`` by the choice of ``lam``.
+
+    Examples
+    --------
+    >>> balanced_count_bounds(7, [1, 1, 2])
+    ([2, 2, 3], [2, 2, 5])
+    """
+    if not capacities:
+        return [], []
+    if total == 0:
+        return [0] * len(capacities), list(capacities)
+    threads = sum(capacities)
+    distinct = sorted(set(capacities))
+    weight = {cap: capacities.count(cap) for cap in distinct}
+    # Candidate loads k / cap around total / threads, as exact fractions.
+    candidates = {Fraction(0)}
+    for cap in distinct:
+        low = max(0, (total - threads) * cap // threads)
+        high = -(-total * cap // threads)
+        candidates.update(Fraction(k, cap) for k in range(low, high + 1))
+    ordered = sorted(candidates)
+
+    def lower_sum(lam: Fraction) -> int:
+        n, d = lam.numerator, lam.denominator
+        return sum(weight[cap] * -(-n * cap // d) for cap in distinct)
+
+    lo, hi = 0, len(ordered) - 1  # ordered[0] == 0 always fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if lower_sum(ordered[mid]) <= total:
+            lo = mid
+        else:
+            hi = mid - 1
+    n, d = ordered[lo].numerator, ordered[lo].denominator
+    return [-(-n * cap // d) for cap in capacities], [(n + d) * cap // d for cap in capacities]
+
+
+@dataclass
+class IndexedCluster:
+    """The rebalance input indexed for the steps: clients ``0..C-1`` in UUID order."""
+
+    cluster: ClusterState
+    capacity: list[int]
+    tasks: list[TaskId]
+    lags: list[dict[int, int]]  # per stateful task: client -> lag with local state
+    prev_active: list[list[int]]  # per stateful task: clients that ran it as active
+    prev_standby: list[set[int]]  # per stateful task: clients that held it as standby
+    no_state_lag: list[int]  # per stateful task: lag of a client without state
+    acceptable: int
+    generic_caught_up: list[bool] = field(default_factory=list)
+    state_tasks: list[list[int]] = field(default_factory=list)  # per client: tasks with state
+    caught: list[frozenset[int]] = field(default_factory=list)  # per task: caught-up holders
+    tags: list[tuple[str | None, ...]] = field(default_factory=list)  # per client, per tag key
+
+    @property
+    def num_clients(self) -> int:
+        return len(self.capacity)
+
+    def lag(self, client: int, task: int) -> int:
+        value = self.lags[task].get(client)
+        return self.no_state_lag[task] if value is None else value
+
+    def caught_up(self, client: int, task: int) -> bool:
+        if client in self.caught[task]:
+            return True
+        return client not in self.lags[task] and self.generic_caught_up[task]
+
+    def shared_tags(self, client: int, other: int) -> int:
+        """How many ``rack.aware.assignment.tags`` keys the two clients have the same value for."""
+        return sum(
+            1
+            for mine, theirs in zip(self.tags[client], self.tags[other], strict=True)
+            if mine is not None and mine == theirs
+        )
+
+    def restore_cost_of(self, task: int, client: int) -> int:
+        """:meth:`restore_cost` with the task first."""
+        return self.restore_cost(client, task)
+
+    def restore_cost(self, client: int, task: int) -> int:
+        """Records to restore before ``client`` could run ``task`` (0 when caught up)."""
+        if self.caught_up(client, task):
+            return 0
+        value = self.lags[task].get(client)
+        if value is None or value < 0 or value >= LONG_MAX_VALUE:
+            return self.no_state_lag[task]
+        return value
+
+
+def estimated_changelog_records(cluster: ClusterState) -> dict[TaskId, int]:
+    """Per stateful task, the records a client without usable local state must restore.
+
+    The changelog end offset sum when the input gives it; otherwise a lower estimate: the
+    largest finite lag any client reports for the task (a lag never exceeds the changelog), or
+    the largest of the whole cluster when nobody reports one, and never less than
+    ``acceptable.recovery.lag + 1`` (such a client is not caught up). The same estimate stands
+    for an unknown lag (-3) and for a lag of ``Long.MAX_VALUE``. The scorer
+    (:class:`~streams_assign.optimal.costs.PlacementCosts`) charges the same numbers.
+    """
+    configs = cluster.configs
+    least = 0 if configs.unbounded_recovery_lag else configs.acceptable_recovery_lag + 1
+    known: dict[TaskId, int] = {}
+    for client in cluster.clients:
+        for task, lag in client.task_lags.items():
+            if 0 <= lag < LONG_MAX_VALUE and lag > known.get(task, -1):
+                known[task] = lag
+    cluster_max = max(known.values(), default=0)
+    ends = cluster.changelog_end_offset_sums or {}
+    result = {}
+    for task in cluster.stateful_tasks:
+        end = ends.get(task)
+        if end is not None and 0 <= end < LONG_MAX_VALUE:
+            result[task] = end
+        else:
+            result[task] = max(known.get(task, cluster_max), least)
+    return result
+
+
+def index_cluster(cluster: ClusterState) -> IndexedCluster:
+    clients = cluster.clients
+    tasks = list(cluster.stateful_tasks)
+    position = {task: i for i, task in enumerate(tasks)}
+    lags: list[dict[int, int]] = [{} for _ in tasks]
+    state_tasks: list[list[int]] = [[] for _ in clients]
+    prev_active: list[list[int]] = [[] for _ in tasks]
+    prev_standby: list[set[int]] = [set() for _ in tasks]
+    for c, client in enumerate(clients):
+        for task, lag in client.task_lags.items():
+            t = position.get(task)
+            if t is not None:
+                lags[t][c] = lag
+                state_tasks[c].append(t)
+        for task in client.prev_active:
+            t = position.get(task)
+            if t is not None:
+                prev_active[t].append(c)
+        for task in client.prev_standby:
+            t = position.get(task)
+            if t is not None:
+                prev_standby[t].add(c)
+    estimate = estimated_changelog_records(cluster)
+    no_state = [estimate[task] for task in tasks]
+    acceptable = cluster.configs.acceptable_recovery_lag
+    problem = IndexedCluster(
+        cluster=cluster,
+        capacity=[client.capacity for client in clients],
+        tasks=tasks,
+        lags=lags,
+        prev_active=prev_active,
+        prev_standby=prev_standby,
+        no_state_lag=no_state,
+        acceptable=acceptable,
+        state_tasks=state_tasks,
+    )
+    problem.generic_caught_up = [
+        is_caught_up(cluster.no_state_lag(task), acceptable) for task in tasks
+    ]
+    keys = cluster.configs.rack_aware_assignment_tags
+    problem.tags = [tuple(client.tags.get(key) for key in keys) for client in clients]
+    problem.caught = [
+        frozenset(c for c, lag in held.items() if is_caught_up(lag, acceptable)) for held in lags
+    ]
+    return problem
+
+
+class LeastLoaded:
+    """Clients by ``(count + 1) / capacity``, then index: a heap with lazy deletion.
+
+    Every change of a client's count is followed by :meth:`touch`, which pushes its new key; an
+    entry whose key no longer matches its client's count is stale and dropped when met.
+    """
+
+    def __init__(self, counts: list[int], capacity: list[int], limit: list[int]) -> None:
+        self.counts = counts
+        self.capacity = capacity
+        self.limit = limit
+        self.heap = [
+            ((counts[c] + 1) / capacity[c], c) for c in range(len(counts)) if counts[c] < limit[c]
+        ]
+        heapq.heapify(self.heap)
+
+    def pop(self, exclude: AbstractSet[int] = frozenset()) -> int | None:
+        """The least-loaded client with room and not in ``exclude`` (it stays in the heap)."""
+        heap = self.heap
+        aside = []
+        found = None
+        while heap:
+            key, c = heap[0]
+            if self.counts[c] >= self.limit[c] or key != (self.counts[c] + 1) / self.capacity[c]:
+                heapq.heappop(heap)
+                continue
+            if c in exclude:
+                aside.append(heapq.heappop(heap))
+                continue
+            found = c
+            break
+        for item in aside:
+            heapq.heappush(heap, item)
+        return found
+
+    def touch(self, client: int) -> None:
+        """Re-key ``client`` after its count changed."""
+        if self.counts[client] < self.limit[client]:
+            heapq.heappush(self.heap, ((self.counts[client] + 1) / self.capacity[client], client))
+
+
+def subtopology_indices(tasks: Sequence[TaskId]) -> list[int]:
+    """Per task, an index of its (topology name, subtopology), in order of first appearance."""
+    index: dict[tuple[str | None, int], int] = {}
+    return [index.setdefault((t.topology_name, t.subtopology), len(index)) for t in tasks]

@@ -1,0 +1,273 @@
+"""Standby replicas where state already is, spread over client tags, and warmup replicas."""
+
+from __future__ import annotations
+
+from streams_assign.assignors.lag_aware_sticky.problem import (
+    IndexedCluster,
+    LeastLoaded,
+    balanced_count_bounds,
+)
+
+__all__ = ["assign_standby_tasks", "assign_warmup_replicas", "settle_standby_moves"]
+
+
+def assign_standby_tasks(
+    problem: IndexedCluster, active: list[int], target: list[int]
+) -> list[list[int]]:
+    """``min(num.standby.replicas, clients - 1)`` standbys per stateful task.
+
+    Candidates are ranked by client-tag overlap with the task's other copies (when
+    ``rack.aware.assignment.tags`` is set), then by records to restore (a pending move's target
+    ranks first: its standby is the warmup it needs), then by load per thread. Clients at the
+    upper stateful-load bound are used only when no other client is allowed.
+
+    Returns
+    -------
+    list[list[int]]
+        Per stateful task, its standby clients.
+    """
+    configs = problem.cluster.configs
+    n_clients = problem.num_clients
+    replicas = min(configs.num_standby_replicas, n_clients - 1)
+    n_tasks = len(problem.tasks)
+    standbys: list[list[int]] = [[] for _ in range(n_tasks)]
+    if replicas <= 0:
+        return standbys
+    bounds = balanced_count_bounds(n_tasks * (1 + replicas), problem.capacity)
+    upper = bounds[1]
+    counts = [0] * n_clients
+    for c in target:
+        counts[c] += 1
+    tag_keys = configs.rack_aware_assignment_tags
+    heap = LeastLoaded(counts, problem.capacity, upper)
+    for t in range(n_tasks):
+        chosen: list[int] = []
+        taken = {active[t]}
+        for _ in range(replicas):
+            choice = (
+                _tag_aware_choice(problem, t, active[t], taken, counts, bounds)
+                if tag_keys
+                else _standby_choice(problem, t, taken, counts, bounds, heap)
+            )
+            if choice is None:
+                break
+            c = choice
+            chosen.append(c)
+            taken.add(c)
+            counts[c] += 1
+            heap.touch(c)
+        standbys[t] = chosen
+    _even_out_standbys(problem, active, standbys, counts, bounds)
+    return standbys
+
+
+def _even_out_standbys(
+    problem: IndexedCluster,
+    active: list[int],
+    standbys: list[list[int]],
+    counts: list[int],
+    bounds: tuple[list[int], list[int]],
+) -> None:
+    """Move standbys from clients above their bounds to clients below them.
+
+    The per-task greedy can leave a client below its lower bound when the earlier tasks filled
+    the clients that hold state, or above its upper bound when no other client was allowed;
+    such a client takes (or gives) a standby of a task the other holds no copy of, the one
+    cheapest to restore first, without sharing more client tags with the task's active.
+    """
+    lower, upper = bounds
+    n_clients = problem.num_clients
+    held_by: list[list[int]] = [[] for _ in range(n_clients)]
+    for t, chosen in enumerate(standbys):
+        for c in chosen:
+            held_by[c].append(t)
+
+    def movable(donor: int, receiver: int) -> list[int]:
+        return [
+            t
+            for t in held_by[donor]
+            if active[t] != receiver
+            and receiver not in standbys[t]
+            and problem.shared_tags(receiver, active[t]) <= problem.shared_tags(donor, active[t])
+        ]
+
+    def move(donor: int, receiver: int, tasks: list[int]) -> None:
+        t = min(tasks, key=lambda t: (problem.restore_cost(receiver, t), t))
+        standbys[t][standbys[t].index(donor)] = receiver
+        held_by[donor].remove(t)
+        held_by[receiver].append(t)
+        counts[donor] -= 1
+        counts[receiver] += 1
+
+    def load(c: int) -> float:
+        return counts[c] / problem.capacity[c]
+
+    # Raise every client to its lower bound, taking from the most loaded clients above theirs.
+    for receiver in range(n_clients):
+        while counts[receiver] < lower[receiver]:
+            donors = sorted((c for c in range(n_clients) if counts[c] > lower[c]), key=load)
+            found = next(((d, ts) for d in reversed(donors) if (ts := movable(d, receiver))), None)
+            if found is None:
+                break
+            move(found[0], receiver, found[1])
+    # Then bring every client above its upper bound down, giving to the least loaded ones.
+    for donor in range(n_clients):
+        while counts[donor] > upper[donor]:
+            receivers = sorted((c for c in range(n_clients) if counts[c] < upper[c]), key=load)
+            found = next(((r, ts) for r in receivers if (ts := movable(donor, r))), None)
+            if found is None:
+                break
+            move(donor, found[0], found[1])
+
+
+def _standby_key(
+    problem: IndexedCluster, c: int, t: int, counts: list[int], bounds: tuple[list[int], list[int]]
+) -> tuple[bool, bool, int, bool, float, int]:
+    held = c in problem.prev_standby[t] or c in problem.prev_active[t]
+    lower, upper = bounds
+    return (
+        counts[c] >= upper[c],
+        counts[c] >= lower[c],
+        problem.restore_cost(c, t),
+        not held,
+        (counts[c] + 1) / problem.capacity[c],
+        c,
+    )
+
+
+def _standby_choice(
+    problem: IndexedCluster,
+    t: int,
+    taken: set[int],
+    counts: list[int],
+    bounds: tuple[list[int], list[int]],
+    heap: LeastLoaded,
+) -> int | None:
+    best, best_key = None, None
+    holders = set(problem.lags[t]) | problem.prev_standby[t]
+    for c in holders:
+        if c in taken:
+            continue
+        key = _standby_key(problem, c, t, counts, bounds)
+        if best_key is None or key < best_key:
+            best, best_key = c, key
+    generic = heap.pop(exclude=taken | holders)
+    if generic is not None:
+        key = _standby_key(problem, generic, t, counts, bounds)
+        if best_key is None or key < best_key:
+            best = generic
+    if best is None:
+        # Every allowed client is at the bound: take the least loaded one anyway.
+        free = [c for c in range(problem.num_clients) if c not in taken]
+        if not free:
+            return None
+        best = min(free, key=lambda c: _standby_key(problem, c, t, counts, bounds))
+    return best
+
+
+def _tag_aware_choice(
+    problem: IndexedCluster,
+    t: int,
+    active: int,
+    taken: set[int],
+    counts: list[int],
+    bounds: tuple[list[int], list[int]],
+) -> int | None:
+    keys = len(problem.tags[active])
+    tags = problem.tags
+
+    def overlap(c: int) -> int:
+        return sum(
+            1
+            for i, value in enumerate(tags[c])
+            if value is not None and any(tags[other][i] == value for other in taken)
+        )
+
+    free = [c for c in range(problem.num_clients) if c not in taken]
+    if not free:
+        return None
+    return min(
+        free,
+        key=lambda c: (
+            problem.shared_tags(c, active) == keys,
+            counts[c] >= bounds[1][c],
+            counts[c] >= bounds[0][c],
+            problem.restore_cost(c, t),
+            problem.shared_tags(c, active),
+            overlap(c),
+            c not in problem.prev_standby[t] and c not in problem.prev_active[t],
+            (counts[c] + 1) / problem.capacity[c],
+            c,
+        ),
+    )
+
+
+def settle_standby_moves(
+    problem: IndexedCluster, active: list[int], standbys: list[list[int]]
+) -> list[tuple[int, int]]:
+    """Keep standbys on caught-up clients while their balanced places restore.
+
+    A standby whose target client is not caught up, while another caught-up client may hold
+    it (not the active's client, not sharing more client tags with the active than the target
+    does), stays on that caught-up client for now; the target becomes a pending standby move,
+    to get a warmup replica, as Kafka's ``assignStandbyTaskMovements`` does (KIP-441).
+
+    Returns
+    -------
+    list[tuple[int, int]]
+        The pending standby moves as ``(task, target client)``; ``standbys`` is updated in
+        place to the standbys that run now.
+    """
+    moves = []
+    for t, chosen in enumerate(standbys):
+        planned = set(chosen)
+        for i, c in enumerate(chosen):
+            if problem.caught_up(c, t):
+                continue
+            taken = {active[t], *chosen, *planned}
+            cost = problem.restore_cost(c, t)
+            spare = [
+                h
+                for h in problem.lags[t]
+                if h not in taken
+                and problem.restore_cost(h, t) < cost
+                and problem.shared_tags(h, active[t]) <= problem.shared_tags(c, active[t])
+            ]
+            if not spare:
+                continue
+            held = problem.prev_standby[t]
+            chosen[i] = min(spare, key=lambda h: (h not in held, problem.restore_cost(h, t), h))
+            moves.append((t, c))
+    return moves
+
+
+def assign_warmup_replicas(
+    problem: IndexedCluster,
+    moving: list[int],
+    target: list[int],
+    standbys: list[list[int]],
+    standby_moves: list[tuple[int, int]],
+) -> list[tuple[int, int]]:
+    """Warmup replicas for pending moves, at most ``max.warmup.replicas`` in all.
+
+    Pending active moves first (a target client that already holds a standby of the task needs
+    none), then pending standby moves, each the least to restore first (they finish soonest).
+
+    Returns
+    -------
+    list[tuple[int, int]]
+        ``(task, client)`` pairs.
+    """
+    budget = problem.cluster.configs.max_warmup_replicas
+    wanted = [(t, target[t]) for t in moving if target[t] not in standbys[t]]
+    wanted.sort(key=lambda m: (problem.restore_cost(m[1], m[0]), m[0]))
+    later = sorted(standby_moves, key=lambda m: (problem.restore_cost(m[1], m[0]), m))
+    warmups: list[tuple[int, int]] = []
+    placed: set[tuple[int, int]] = set()
+    for t, c in wanted + later:
+        if len(warmups) == budget:
+            break
+        if (t, c) not in placed and c not in standbys[t]:
+            warmups.append((t, c))
+            placed.add((t, c))
+    return warmups

@@ -1,0 +1,895 @@
+"""Kafka 4.4's broker-side ``StickyTaskAssignor`` for streams groups (KIP-1071), step for step.
+
+In a streams group (``group.protocol=streams``) the group coordinator computes the target
+assignment with ``org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor``
+(modules ``group-coordinator`` and ``group-coordinator-api``). Its unit is the member (one
+stream thread), grouped into processes by process id; it balances load per process
+(``ProcessState.load`` = tasks / members) and keeps tasks where they were:
+
+1. ``initialize``: the previous owner of each active task (the last member in ``memberIds()``
+   order listing it wins); ``collectStandbyCandidates`` / ``rankStandbyCandidates``: per task,
+   the members holding it as a standby task (rank 0) and those that only report a changelog
+   offset sum for it (rank 1, own active tasks included), stable-sorted by rank then by offset
+   sum, highest first; the quotas ``activeTasksPerMember`` and ``totalTasksPerMember``.
+2. ``assignActive``: keep each active task on its previous owner below the quota; else give it
+   to the standby candidate found by ``findPrevMemberWithLeastLoad`` below the quota; else to
+   the least-loaded process (``PriorityQueue`` by load) and its least-loaded member.
+3. ``assignStandby``: each replica of a stateful task goes to the previous active owner, else
+   to the best standby candidate, on a process that lacks the task and below the total quota;
+   otherwise the remaining replicas are deferred and placed on the least-loaded processes
+   (``assignStandbyToMemberWithLeastLoad``).
+
+Java's iteration orders decide ties, so the twin replays them: ``processIdToState`` is a
+``HashMap`` sized for the member count, each process's ``memberToTaskCounts`` a default
+``HashMap`` (see :class:`streams_assign.javacompat.JavaHashMap`), and both heaps are OpenJDK
+``PriorityQueue`` binary heaps (:class:`_JavaPriorityQueue`). The facts come from Kafka 4.4.0's
+``kafka-group-coordinator`` jar; the data format is ``kafka-streams-group/FORMAT.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from operator import mul
+from typing import Generic, TypeVar
+
+from streams_assign.errors import StreamsAssignError
+from streams_assign.javacompat import JavaHashMap, java_string_hash_code, spread, table_size_for
+from streams_assign.model import (
+    Assignment,
+    ClientAssignment,
+    ClusterState,
+    TaskId,
+    process_id_sort_key,
+    sorted_tasks,
+)
+from streams_assign.streams_group import (
+    StreamsGroupAssignment,
+    StreamsGroupMemberAssignment,
+    StreamsGroupState,
+    TaskOffsets,
+    TaskSet,
+    from_cluster_state,
+    java_string_order,
+)
+
+__all__ = ["StreamsGroupStickyTaskAssignor", "TaskAssignorException", "assign_streams_group"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_POWERS: dict[int, list[int]] = {}
+
+
+@lru_cache(maxsize=1 << 16)
+def _string_hash(text: str) -> int:
+    """``String.hashCode()`` as an unsigned 32-bit value, at C speed for ASCII ids.
+
+    ``s[0]*31^(n-1) + ... + s[n-1]`` modulo 2^32; non-ASCII text takes the UTF-16 path of
+    :func:`~streams_assign.javacompat.java_string_hash_code`. Memoised, as a Java ``String``
+    caches its own hash code.
+    """
+    if not text.isascii():
+        return java_string_hash_code(text) & 0xFFFF_FFFF
+    n = len(text)
+    powers = _POWERS.get(n)
+    if powers is None:
+        powers = [pow(31, n - 1 - i, 1 << 32) for i in range(n)]
+        _POWERS[n] = powers
+    return sum(map(mul, text.encode("ascii"), powers)) & 0xFFFF_FFFF
+
+
+#: ``Double.MAX_VALUE``: the starting "best" load and count of ``findPrevMemberWithLeastLoad``.
+_JAVA_DOUBLE_MAX = 1.7976931348623157e308
+
+#: A task, numbered in (subtopology in Java ``String`` order, partition) order: see
+#: :class:`_TaskNumbering`. Integers hash and compare faster than (subtopology, partition) pairs.
+Task = int
+
+
+class TaskAssignorException(StreamsAssignError, RuntimeError):
+    """Kafka's ``TaskAssignorException``: no process or member can take an active task.
+
+    Raised, for example, for a group without members whose topology has tasks.
+    """
+
+
+def _java_div(a: int, b: int) -> int:
+    """Java ``int`` division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def compute_tasks_per_member(num_tasks: int, num_members: int) -> int:
+    """``computeTasksPerMember``: ``ceil(tasks / members)`` in Java ``int`` arithmetic.
+
+    Parameters
+    ----------
+    num_tasks:
+        Tasks still to share (may turn negative after members overshoot the quota).
+    num_members:
+        Members still below the quota (may turn negative likewise).
+
+    Returns
+    -------
+    int
+        The quota in tasks per member; 0 when ``num_members`` is 0. Java's truncating ``/``
+        and ``%`` are followed for negative operands.
+
+    Examples
+    --------
+    >>> [compute_tasks_per_member(t, m) for t, m in ((10, 4), (-3, 2), (5, 0))]
+    [3, -1, 0]
+    """
+    if num_members == 0:
+        return 0
+    if num_tasks >= 0 and num_members > 0:
+        return -(-num_tasks // num_members)
+    q = _java_div(num_tasks, num_members)
+    if num_tasks - q * num_members > 0:
+        q += 1
+    return q
+
+
+class _JavaPriorityQueue(Generic[T]):
+    """OpenJDK's ``java.util.PriorityQueue`` with a comparator on one numeric key.
+
+    A binary heap in an array: ``offer`` sifts up, ``poll`` moves the last element to the root
+    and sifts down, preferring the left child on ties. The items' order among equal keys is the
+    heap's shape, exactly as in Java. Keys are read when an item is offered; the assignor never
+    changes an item's key while it sits in the queue.
+    """
+
+    __slots__ = ("keys", "items")
+
+    def __init__(self) -> None:
+        self.keys: list[float] = []
+        self.items: list[T] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def offer(self, key: float, item: T) -> None:
+        keys, items = self.keys, self.items
+        k = len(items)
+        keys.append(key)
+        items.append(item)
+        while k > 0:
+            parent = (k - 1) >> 1
+            if key >= keys[parent]:
+                break
+            keys[k] = keys[parent]
+            items[k] = items[parent]
+            k = parent
+        keys[k] = key
+        items[k] = item
+
+    def poll(self) -> T | None:
+        keys, items = self.keys, self.items
+        if not items:
+            return None
+        result = items[0]
+        key = keys.pop()
+        item = items.pop()
+        n = len(items)
+        if n:
+            k = 0
+            half = n >> 1
+            while k < half:
+                child = 2 * k + 1
+                right = child + 1
+                if right < n and keys[child] > keys[right]:
+                    child = right
+                if key <= keys[child]:
+                    break
+                keys[k] = keys[child]
+                items[k] = items[child]
+                k = child
+            keys[k] = key
+            items[k] = item
+        return result
+
+
+class _ProcessIdToState:
+    """``new HashMap<String, ProcessState>(n)`` filled by ``computeIfAbsent``, in Java's order.
+
+    ``HashMap.computeIfAbsent`` differs from ``put`` in two ways that decide the iteration
+    order: a new key goes to the **head** of its bucket, and a due resize happens at the start
+    of the **next** call (any call, also one for a present key), not right after the insertion.
+    A bucket that already holds 7 keys makes a table smaller than 64 grow (``treeifyBin``).
+    """
+
+    __slots__ = ("table", "size", "threshold", "index", "treeified")
+
+    def __init__(self, initial_capacity: int) -> None:
+        self.table: list[list[tuple[int, str]]] = []
+        self.size = 0
+        self.threshold = table_size_for(initial_capacity)
+        self.index: dict[str, ProcessState] = {}
+        self.treeified = False
+
+    def _resize(self) -> None:
+        old = self.table
+        old_cap = len(old)
+        new_cap = old_cap << 1 if old_cap else self.threshold
+        self.threshold = int(new_cap * 0.75)
+        table: list[list[tuple[int, str]]] = [[] for _ in range(new_cap)]
+        for j, bucket in enumerate(old):
+            for entry in bucket:
+                table[j + old_cap if entry[0] & old_cap else j].append(entry)
+        self.table = table
+
+    def compute_if_absent(self, process_id: str) -> ProcessState:
+        """``computeIfAbsent(processId, ProcessState::new)``."""
+        if self.size > self.threshold or not self.table:
+            self._resize()
+        process = self.index.get(process_id)
+        if process is not None:
+            return process
+        process = ProcessState(process_id)
+        h = spread(_string_hash(process_id))
+        bucket = self.table[h & (len(self.table) - 1)]
+        bin_count = len(bucket)
+        bucket.insert(0, (h, process_id))
+        self.index[process_id] = process
+        if bin_count >= 7:
+            if len(self.table) < 64:
+                self._resize()
+            else:
+                self.treeified = True
+        self.size += 1
+        return process
+
+    def values(self) -> list[ProcessState]:
+        """``values()`` in iteration order."""
+        index = self.index
+        return [index[key] for bucket in self.table for _, key in bucket]
+
+
+class ProcessState:
+    """Kafka's ``ProcessState``: one Streams process (its members) and what it was given.
+
+    Attributes
+    ----------
+    process_id:
+        The process id.
+    member_ids:
+        (member id, member index) in ``addMember`` order.
+    members:
+        Member indexes in ``memberToTaskCounts`` (``HashMap``) iteration order; computed when
+        the process's member heap is first built (empty until then).
+    capacity:
+        Number of members (stream threads).
+    task_count:
+        Active plus standby tasks assigned so far.
+    load:
+        ``task_count / capacity`` as a Java ``double``.
+    tasks:
+        Task numbers the process holds, active or standby (``hasTask``).
+    members_by_load:
+        Kafka's lazily built member heap, or None.
+    """
+
+    __slots__ = (
+        "process_id",
+        "member_ids",
+        "members",
+        "capacity",
+        "task_count",
+        "load",
+        "tasks",
+        "members_by_load",
+    )
+
+    def __init__(self, process_id: str) -> None:
+        self.process_id = process_id
+        self.member_ids: list[tuple[str, int]] = []
+        self.members: list[int] = []
+        self.capacity = 0
+        self.task_count = 0
+        self.load = 0.0
+        self.tasks: set[Task] = set()
+        self.members_by_load: _JavaPriorityQueue[int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamsGroupStickyTaskAssignor:
+    """Kafka 4.4's ``StickyTaskAssignor`` for streams groups (name ``streams_group_sticky``).
+
+    :meth:`assign_group` decides for a streams-group state (members); :meth:`assign` takes a
+    classic cluster state, forms the streams group the same processes would form under
+    ``group.protocol=streams`` (:func:`~streams_assign.streams_group.from_cluster_state`) and
+    answers per client, so the broker's decision sits beside the classic assignors' (in
+    ``streams-assign assign --assignor streams_group_sticky`` and ``streams-assign compare``).
+
+    Examples
+    --------
+    >>> from streams_assign.streams_group import parse_streams_group
+    >>> state = parse_streams_group({
+    ...     "configs": {"num.standby.replicas": 1},
+    ...     "topology": {"0": {"partitions": 2, "stateful": True}},
+    ...     "members": [{"member_id": "a", "process_id": "p1", "active_tasks": {"0": [1]}},
+    ...                 {"member_id": "b", "process_id": "p2"}]})
+    >>> StreamsGroupStickyTaskAssignor().assign_group(state).to_json()["members"]["a"]
+    {'active': {'0': [1]}, 'standby': {'0': [0]}, 'warmup': {}}
+    """
+
+    name: str = "streams_group_sticky"
+
+    def assign_group(self, state: StreamsGroupState) -> StreamsGroupAssignment:
+        """Compute the target assignment of a streams group; see :func:`assign_streams_group`."""
+        return assign_streams_group(state)
+
+    def assign(self, cluster: ClusterState) -> Assignment:
+        """The broker's decision for the streams group a classic cluster state would form.
+
+        Parameters
+        ----------
+        cluster:
+            A classic cluster state; each client is a process, each stream thread a member.
+
+        Returns
+        -------
+        Assignment
+            Per client (process id order): the union of its members' active and standby tasks,
+            no warm-ups, and per member (``consumers``) when the input lists consumers.
+            ``probing_rebalance_needed`` is False: a streams group has no probing rebalances.
+
+        Raises
+        ------
+        InvalidStreamsGroupError
+            For named-topology tasks.
+        TaskAssignorException
+            When Kafka's assignor throws (no members but tasks).
+        """
+        group = from_cluster_state(cluster)
+        decision = assign_streams_group(group)
+        process_of = {m.member_id: m.process_id for m in group.members}
+        per_client: dict[str, list[tuple[str, StreamsGroupMemberAssignment]]] = {}
+        for member_id, member in decision.members.items():
+            per_client.setdefault(process_of[member_id], []).append((member_id, member))
+        clients = {}
+        for client in sorted(cluster.clients, key=lambda c: process_id_sort_key(c.id)):
+            members = per_client.get(client.id, [])
+            active = sorted_tasks(t for _, m in members for t in _task_ids_of(m.active))
+            standby = sorted_tasks(t for _, m in members for t in _task_ids_of(m.standby))
+            consumers = None
+            if client.consumers is not None:
+                consumers = {
+                    member_id: {
+                        "active": sorted_tasks(_task_ids_of(m.active)),
+                        "standby": sorted_tasks(_task_ids_of(m.standby)),
+                    }
+                    for member_id, m in members
+                }
+            clients[client.id] = ClientAssignment(
+                active=active, standby=standby, warmup=(), consumers=consumers
+            )
+        return Assignment(clients=clients, probing_rebalance_needed=False, assignor=self.name)
+
+
+def _task_ids_of(tasks: TaskSet) -> list[TaskId]:
+    return [TaskId(int(sub), p) for sub, parts in tasks.items() for p in parts]
+
+
+class _LocalState:
+    """Kafka's ``StickyTaskAssignor.LocalState``: the quotas and per-member counts."""
+
+    __slots__ = (
+        "num_standby_replicas",
+        "total_active_tasks",
+        "total_tasks",
+        "total_members_with_active_task_capacity",
+        "total_members_with_task_capacity",
+        "active_tasks_per_member",
+        "total_tasks_per_member",
+        "process_of",
+        "counts",
+        "active",
+        "standby",
+        "active_task_to_prev_member",
+        "standby_task_to_prev_member",
+        "process_id_to_state",
+    )
+
+    def __init__(self) -> None:
+        self.num_standby_replicas = 0
+        self.total_active_tasks = 0
+        self.total_tasks = 0
+        self.total_members_with_active_task_capacity = 0
+        self.total_members_with_task_capacity = 0
+        self.active_tasks_per_member = 0
+        self.total_tasks_per_member = 0
+        self.process_of: list[ProcessState] = []
+        self.counts: list[int] = []
+        self.active: list[list[Task]] = []
+        self.standby: list[list[Task]] = []
+        self.active_task_to_prev_member: dict[Task, int] = {}
+        self.standby_task_to_prev_member: dict[Task, list[int]] = {}
+        self.process_id_to_state = _ProcessIdToState(0)
+
+    # --- ProcessState.addTask / addTaskToLeastLoadedMember (per-member state lives here) --------
+
+    def _add_task_internal(
+        self, process: ProcessState, member: int, task: Task, active: bool
+    ) -> int:
+        process.task_count += 1
+        process.tasks.add(task)
+        (self.active if active else self.standby)[member].append(task)
+        count = self.counts[member] + 1
+        self.counts[member] = count
+        process.load = process.task_count / process.capacity
+        return count
+
+    def place(self, member: int, task: Task, active: bool) -> None:
+        """A direct placement (``addTask``) followed by the quota updates Kafka makes after it.
+
+        For an active task ``maybeUpdateActiveTasksPerMember`` then
+        ``maybeUpdateTotalTasksPerMember``; for a standby task only the latter. Inlined: this
+        is the hot path of the sticky steps.
+        """
+        process = self.process_of[member]
+        process.task_count += 1
+        process.tasks.add(task)
+        count = self.counts[member] + 1
+        self.counts[member] = count
+        process.load = process.task_count / process.capacity
+        process.members_by_load = None
+        if active:
+            self.active[member].append(task)
+            if count == self.active_tasks_per_member:
+                self.total_members_with_active_task_capacity -= 1
+                self.total_active_tasks -= count
+                self.active_tasks_per_member = compute_tasks_per_member(
+                    self.total_active_tasks, self.total_members_with_active_task_capacity
+                )
+        else:
+            self.standby[member].append(task)
+        if count == self.total_tasks_per_member:
+            self.total_members_with_task_capacity -= 1
+            self.total_tasks -= count
+            self.total_tasks_per_member = compute_tasks_per_member(
+                self.total_tasks, self.total_members_with_task_capacity
+            )
+
+    def add_task_to_least_loaded_member(
+        self, process: ProcessState, task: Task, active: bool
+    ) -> int:
+        """``ProcessState.addTaskToLeastLoadedMember``: the member heap's head takes the task."""
+        members = process.members
+        if not members:
+            if not process.member_ids:
+                return -1
+            # memberToTaskCounts' iteration order, needed only by the first heap of the process.
+            members = process.members = _member_to_task_counts_order(process.member_ids)
+        if len(members) == 1:
+            return self._add_task_internal(process, members[0], task, active)
+        heap = process.members_by_load
+        if heap is None:
+            heap = _JavaPriorityQueue()
+            counts = self.counts
+            for member in members:
+                heap.offer(counts[member], member)
+            process.members_by_load = heap
+        head = heap.poll()
+        if head is None:
+            raise TaskAssignorException(f"No members available to assign task {task}")
+        count = self._add_task_internal(process, head, task, active)
+        heap.offer(count, head)
+        return count
+
+    # --- quotas ---------------------------------------------------------------------------------
+
+    def maybe_update_active_tasks_per_member(self, active_tasks_no: int) -> None:
+        """``maybeUpdateActiveTasksPerMember``: a member reaching the quota leaves the average."""
+        if active_tasks_no == self.active_tasks_per_member:
+            self.total_members_with_active_task_capacity -= 1
+            self.total_active_tasks -= active_tasks_no
+            self.active_tasks_per_member = compute_tasks_per_member(
+                self.total_active_tasks, self.total_members_with_active_task_capacity
+            )
+
+    def maybe_update_total_tasks_per_member(self, tasks_no: int) -> None:
+        """``maybeUpdateTotalTasksPerMember``: the same for active plus standby tasks."""
+        if tasks_no == self.total_tasks_per_member:
+            self.total_members_with_task_capacity -= 1
+            self.total_tasks -= tasks_no
+            self.total_tasks_per_member = compute_tasks_per_member(
+                self.total_tasks, self.total_members_with_task_capacity
+            )
+
+    def process_heap(self) -> _JavaPriorityQueue[ProcessState]:
+        """``new PriorityQueue<>(comparingDouble(ProcessState::load))`` + ``addAll(values())``."""
+        heap: _JavaPriorityQueue[ProcessState] = _JavaPriorityQueue()
+        for process in self.process_id_to_state.values():
+            heap.offer(process.load, process)
+        return heap
+
+
+class _TaskNumbering:
+    """The topology's tasks as integers ``0..n-1`` in (subtopology, partition) order.
+
+    Subtopologies are in Java ``String`` order (``TopologyMetadata`` lists them sorted), so the
+    natural order of the numbers is Kafka's (subtopology, partition) task order;
+    :attr:`by_partition` keys the (partition, subtopology) order.
+    """
+
+    __slots__ = ("base", "partitions", "sub_of", "part_of", "stateful", "by_partition")
+
+    def __init__(self, state: StreamsGroupState) -> None:
+        subs = sorted(state.topology, key=java_string_order)
+        self.base: dict[str, int] = {}
+        self.partitions: dict[str, int] = {}
+        self.sub_of: list[str] = []
+        self.part_of: list[int] = []
+        self.stateful: list[bool] = []
+        self.by_partition: list[int] = []
+        width = len(subs)
+        for rank, sub in enumerate(subs):
+            spec = state.topology[sub]
+            self.base[sub] = len(self.sub_of)
+            self.partitions[sub] = spec.partitions
+            self.sub_of.extend([sub] * spec.partitions)
+            self.part_of.extend(range(spec.partitions))
+            self.stateful.extend([spec.stateful] * spec.partitions)
+            self.by_partition.extend(p * width + rank for p in range(spec.partitions))
+
+    def show(self, task: Task) -> str:
+        """Kafka's ``TaskId.toString()``: ``<subtopology>_<partition>``."""
+        return f"{self.sub_of[task]}_{self.part_of[task]}"
+
+
+def assign_streams_group(state: StreamsGroupState) -> StreamsGroupAssignment:
+    """Kafka 4.4's ``StickyTaskAssignor.assign(GroupSpec, TopologyDescriber)``.
+
+    Parameters
+    ----------
+    state:
+        The group: members (stream threads) in ``GroupSpec.memberIds()`` order, the topology and
+        ``num.standby.replicas``.
+
+    Returns
+    -------
+    StreamsGroupAssignment
+        One entry per member, in input order: active and standby tasks (warm-ups always empty).
+
+    Raises
+    ------
+    TaskAssignorException
+        When an active task finds no process or member (a group without members but with tasks),
+        as Kafka throws it.
+
+    Notes
+    -----
+    Warm-up tasks, racks, client tags and end offsets are not read, as in Kafka 4.4.0. The
+    ``HashMap`` emulation does not model tree bins (a bucket of >= 9 keys in a table of >= 64),
+    which random ids never come near.
+    """
+    numbering = _TaskNumbering(state)
+    local = _initialize(state, numbering)
+    _assign_active(local, _task_ids(numbering, stateful_only=False), numbering)
+    if local.num_standby_replicas > 0:
+        _assign_standby(local, _task_ids(numbering, stateful_only=True), numbering)
+    return _build_group_assignment(local, state, numbering)
+
+
+def _task_ids(numbering: _TaskNumbering, stateful_only: bool) -> list[Task]:
+    """``taskIds``: every task of the topology (or of its stateful subtopologies)."""
+    if not stateful_only:
+        return list(range(len(numbering.sub_of)))
+    return [t for t, stateful in enumerate(numbering.stateful) if stateful]
+
+
+def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalState:
+    """``initialize``: quotas, processes, previous owners and ranked standby candidates.
+
+    Tasks a member names that the topology does not have (an unknown subtopology or a partition
+    beyond its count) are left out: Kafka keeps them in its maps but never looks them up.
+    """
+    local = _LocalState()
+    local.num_standby_replicas = standbys = state.configs.num_standby_replicas
+    for spec in state.topology.values():
+        local.total_tasks += spec.partitions
+        local.total_active_tasks += spec.partitions
+        if spec.stateful:
+            local.total_tasks += spec.partitions * standbys
+    num_members = len(state.members)
+    local.total_members_with_active_task_capacity = num_members
+    local.total_members_with_task_capacity = num_members
+    local.active_tasks_per_member = compute_tasks_per_member(local.total_active_tasks, num_members)
+    local.total_tasks_per_member = compute_tasks_per_member(local.total_tasks, num_members)
+    local.process_id_to_state = _ProcessIdToState(num_members)
+    local.counts = [0] * num_members
+    local.active = [[] for _ in range(num_members)]
+    local.standby = [[] for _ in range(num_members)]
+
+    processes = local.process_id_to_state
+    known = processes.index
+    prev_active = local.active_task_to_prev_member
+    process_of = local.process_of
+    candidates: dict[Task, list[tuple[int, int, int]]] = {}
+    base, partitions_of = numbering.base, numbering.partitions
+    for index, member in enumerate(state.members):
+        # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
+        process_id = member.process_id
+        if processes.size > processes.threshold or process_id not in known:
+            process = processes.compute_if_absent(process_id)
+        else:
+            process = known[process_id]
+        # addMember (the load stays 0.0 until a task is placed)
+        process.member_ids.append((member.member_id, index))
+        process.capacity += 1
+        process_of.append(process)
+        for sub, partitions in member.active_tasks.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
+            for p in partitions:
+                if p < count:
+                    prev_active[first + p] = index
+        if member.standby_tasks or member.task_offsets:
+            _collect_standby_candidates(
+                candidates, member.standby_tasks, member.task_offsets, index, numbering
+            )
+    local.standby_task_to_prev_member = _rank_standby_candidates(candidates)
+    return local
+
+
+def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
+    """Members in the iteration order of ``memberToTaskCounts`` (``new HashMap<>()`` + ``put``).
+
+    With ``put`` and no removal, Java's order is the bucket index under the final capacity (16,
+    doubled while the size exceeds 3/4 of it), ties in insertion order. A bucket can only reach
+    the 9 keys that make ``treeifyBin`` grow a small table when 9 or more members share the
+    process; those take the full emulation.
+    """
+    if len(members) == 1:
+        return [members[0][1]]
+    if len(members) >= 9:
+        table: JavaHashMap[str, int] = JavaHashMap(java_string_hash_code)
+        for member_id, index in members:
+            table.put(member_id, index)
+        return [table[m] for m in table]
+    mask = 15
+    keyed = [(spread(_string_hash(m)) & mask, i) for i, (m, _) in enumerate(members)]
+    keyed.sort()
+    return [members[i][1] for _, i in keyed]
+
+
+def _collect_standby_candidates(
+    candidates: dict[Task, list[tuple[int, int, int]]],
+    standby_tasks: TaskSet,
+    task_offsets: TaskOffsets,
+    member: int,
+    numbering: _TaskNumbering,
+) -> None:
+    """``collectStandbyCandidates``: (rank, -offset sum, member) per task, in member order."""
+    get = candidates.get
+    base, partitions_of = numbering.base, numbering.partitions
+    for sub, partitions in standby_tasks.items():
+        first = base.get(sub)
+        if first is None:
+            continue
+        count = partitions_of[sub]
+        reported = task_offsets.get(sub, {})
+        for p in partitions:
+            if p >= count:
+                continue
+            entry = (0, -reported.get(p, 0), member)
+            found = get(first + p)
+            if found is None:
+                candidates[first + p] = [entry]
+            else:
+                found.append(entry)
+    for sub, offsets in task_offsets.items():
+        first = base.get(sub)
+        if first is None:
+            continue
+        count = partitions_of[sub]
+        own = standby_tasks.get(sub, ())
+        for p, offset in offsets.items():
+            if p >= count or p in own:
+                continue
+            found = get(first + p)
+            if found is None:
+                candidates[first + p] = [(1, -offset, member)]
+            else:
+                found.append((1, -offset, member))
+
+
+def _rank_standby_candidates(
+    candidates: dict[Task, list[tuple[int, int, int]]],
+) -> dict[Task, list[int]]:
+    """``rankStandbyCandidates``: stable sort by (previous standby first, highest offset sum)."""
+    # Each member adds at most one entry per task, in member order, so sorting the whole
+    # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
+    ranked = {}
+    for task, entries in candidates.items():
+        if len(entries) > 1:
+            entries.sort()
+            ranked[task] = [e[2] for e in entries]
+        else:
+            ranked[task] = [entries[0][2]]
+    return ranked
+
+
+def _find_prev_member_with_least_load(
+    local: _LocalState, prev_members: Sequence[int] | None, task: Task | None
+) -> int | None:
+    """``findPrevMemberWithLeastLoad``: the first candidate, replaced only by one that is
+    strictly lower in both process load and member task count; with ``task``, candidates on a
+    process already holding it are skipped."""
+    if not prev_members:
+        return None
+    best = None
+    best_load = _JAVA_DOUBLE_MAX
+    best_count = _JAVA_DOUBLE_MAX
+    process_of = local.process_of
+    counts = local.counts
+    for member in prev_members:
+        process = process_of[member]
+        if task is not None and task in process.tasks:
+            continue
+        load = process.load
+        count = counts[member]
+        if best is None or (load < best_load and count < best_count):
+            best, best_load, best_count = member, load, count
+    return best
+
+
+def _assign_active(local: _LocalState, tasks: list[Task], numbering: _TaskNumbering) -> None:
+    """``assignActive``: previous owner, then standby candidates, then the least-loaded process."""
+    tasks.sort(key=numbering.by_partition.__getitem__)
+    prev_active = local.active_task_to_prev_member
+    counts = local.counts
+    remaining = []
+    for task in tasks:
+        prev = prev_active.get(task)
+        # hasUnfulfilledActiveTaskQuota
+        if prev is not None and counts[prev] < local.active_tasks_per_member:
+            local.place(prev, task, True)
+        else:
+            remaining.append(task)
+
+    prev_standbys = local.standby_task_to_prev_member
+    left = []
+    for task in remaining:
+        member = _find_prev_member_with_least_load(local, prev_standbys.get(task), None)
+        if member is not None and counts[member] < local.active_tasks_per_member:
+            local.place(member, task, True)
+        else:
+            left.append(task)
+
+    left.sort()
+    heap = local.process_heap()
+    for task in left:
+        process = heap.poll()
+        if process is None:
+            raise TaskAssignorException(
+                f"No process available to assign active task {numbering.show(task)}."
+            )
+        count = local.add_task_to_least_loaded_member(process, task, True)
+        if count == -1:
+            raise TaskAssignorException(
+                f"No member available to assign active task {numbering.show(task)}."
+            )
+        local.maybe_update_active_tasks_per_member(count)
+        local.maybe_update_total_tasks_per_member(count)
+        heap.offer(process.load, process)
+
+
+def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbering) -> None:
+    """``assignStandby``: previous active owner, then standby candidates; the rest deferred to
+    the least-loaded processes."""
+    replicas = local.num_standby_replicas
+    tasks.sort(key=numbering.by_partition.__getitem__, reverse=True)
+    prev_active = local.active_task_to_prev_member
+    prev_standbys = local.standby_task_to_prev_member
+    process_of = local.process_of
+    counts = local.counts
+    deferred: list[tuple[Task, int]] = []
+    for task in tasks:
+        for i in range(replicas):
+            prev = prev_active.get(task)
+            if (
+                prev is not None
+                and task not in process_of[prev].tasks
+                and counts[prev] < local.total_tasks_per_member  # hasUnfulfilledTaskQuota
+            ):
+                local.place(prev, task, False)
+                continue
+            candidates = prev_standbys.get(task)
+            if candidates:
+                member: int | None
+                if len(candidates) == 1:  # findPrevMemberWithLeastLoad of a single candidate
+                    member = candidates[0]
+                    if task in process_of[member].tasks:
+                        member = None
+                else:
+                    member = _find_prev_member_with_least_load(local, candidates, task)
+                if member is not None and counts[member] < local.total_tasks_per_member:
+                    local.place(member, task, False)
+                    continue
+            deferred.append((task, replicas - i))
+            break
+
+    deferred.sort(reverse=True)
+    heap = local.process_heap()
+    for task, remaining in deferred:
+        for i in range(remaining):
+            if not _assign_standby_to_member_with_least_load(local, heap, task):
+                log.warning(
+                    "Unable to assign %d of %d standby tasks for task [%s]. There is not enough "
+                    "available capacity. You should increase the number of threads and/or "
+                    "application instances to maintain the requested number of standby replicas.",
+                    replicas - i,
+                    replicas,
+                    numbering.show(task),
+                )
+                break
+
+
+def _assign_standby_to_member_with_least_load(
+    local: _LocalState, heap: _JavaPriorityQueue[ProcessState], task: Task
+) -> bool:
+    """``assignStandbyToMemberWithLeastLoad``: poll processes until one lacks the task, give it
+    to that process's least-loaded member, then offer the polled processes back, last first
+    (Kafka recurses)."""
+    polled = []
+    assigned = False
+    while True:
+        process = heap.poll()
+        if process is None:
+            break
+        polled.append(process)
+        if task not in process.tasks:
+            count = local.add_task_to_least_loaded_member(process, task, False)
+            if count != -1:
+                assigned = True
+                local.maybe_update_total_tasks_per_member(count)
+            break
+        if not len(heap):
+            break
+    for process in reversed(polled):
+        heap.offer(process.load, process)
+    return assigned
+
+
+def _build_group_assignment(
+    local: _LocalState, state: StreamsGroupState, numbering: _TaskNumbering
+) -> StreamsGroupAssignment:
+    """``buildGroupAssignment``: one ``MemberAssignment`` per member, by subtopology
+    (subtopologies in Java ``String`` order, partitions ascending)."""
+    members = {}
+    empty: dict[str, tuple[int, ...]] = {}
+    sub_of, part_of = numbering.sub_of, numbering.part_of
+    for member, active, standby in zip(state.members, local.active, local.standby, strict=True):
+        members[member.member_id] = StreamsGroupMemberAssignment(
+            _compact(active, sub_of, part_of) if active else empty,
+            _compact(standby, sub_of, part_of) if standby else empty,
+            empty,
+        )
+    return StreamsGroupAssignment(members=members)
+
+
+def _compact(
+    tasks: list[Task], sub_of: list[str], part_of: list[int]
+) -> dict[str, tuple[int, ...]]:
+    """``toCompactedTaskIds``: subtopology -> sorted partitions (task numbers sort that way)."""
+    if len(tasks) == 1:
+        task = tasks[0]
+        return {sub_of[task]: (part_of[task],)}
+    tasks.sort()
+    grouped: dict[str, list[int]] = {}
+    for task in tasks:
+        sub = sub_of[task]
+        found = grouped.get(sub)
+        if found is None:
+            grouped[sub] = [part_of[task]]
+        else:
+            found.append(part_of[task])
+    return {s: tuple(ps) for s, ps in grouped.items()}

@@ -1,0 +1,40 @@
+"""Kafka Connect's assignors: ``EagerAssignor`` and ``IncrementalCooperativeAssignor``.
+
+Driven round by round over a :class:`ConnectSequence` (the ``kafka-connect`` scenario
+format)::
+
+    from streams_assign.connect import load_connect_sequence, replay_connect
+    rounds = replay_connect(load_connect_sequence("k0001_incremental.json"))
+"""
+
+from streams_assign.connect.eager import eager_assign
+from streams_assign.connect.incremental import IncrementalCooperativeAssignor
+from streams_assign.connect.model import (
+    ConnectorTaskId,
+    ConnectRound,
+    ConnectSequence,
+    WorkerMember,
+)
+from streams_assign.connect.replay import replay_connect
+from streams_assign.connect.result import RoundResult, WorkerAssignment, rounds_to_json
+from streams_assign.connect.scenario import (
+    InvalidConnectSequenceError,
+    load_connect_sequence,
+    parse_connect_sequence,
+)
+
+__all__ = [
+    "ConnectRound",
+    "ConnectSequence",
+    "ConnectorTaskId",
+    "IncrementalCooperativeAssignor",
+    "InvalidConnectSequenceError",
+    "RoundResult",
+    "WorkerAssignment",
+    "WorkerMember",
+    "eager_assign",
+    "load_connect_sequence",
+    "parse_connect_sequence",
+    "replay_connect",
+    "rounds_to_json",
+]

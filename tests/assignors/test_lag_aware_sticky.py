@@ -1,0 +1,250 @@
+"""The lag-aware sticky assignor: Kafka's hard rules, determinism, convergence, and its gains.
+
+Hard rules as hypothesis properties on generated cluster documents (up to 200 clients): every
+task active exactly once; ``min(num.standby.replicas, clients - 1)`` standbys per stateful task
+besides warmups; never an active and a standby of one task on one client; at most
+``max.warmup.replicas`` warmups; a probing rebalance while a warmup exists. Then determinism,
+convergence on Kafka's ``TaskAssignorConvergenceTest`` perturbations (never more rebalances than
+HA over the seeds), and, on the 280 shared states, fewer moved actives and fewer restore records
+than Kafka's HA in total.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streams_assign.api import assign
+from streams_assign.assignors.lag_aware_sticky import (
+    LagAwareStickyTaskAssignor,
+    balanced_count_bounds,
+)
+from streams_assign.model import Assignment, AssignmentConfigs, ClusterState
+from streams_assign.scenario import load_cluster_state, parse_cluster_state
+from streams_assign.simulation.convergence import ConvergenceHarness
+
+logging.getLogger("streams_assign").setLevel(logging.ERROR)
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def cluster_documents(draw: st.DrawFn, max_clients: int = 200) -> dict[str, Any]:
+    """A cluster-state document: clients with capacities, previous tasks and lags."""
+    n_clients = draw(st.integers(1, max_clients))
+    subtopologies = draw(st.integers(1, 4))
+    partitions = draw(st.integers(1, 12))
+    stateful = [f"{s}_{p}" for s in range(subtopologies) for p in range(partitions)]
+    n_stateless = draw(st.integers(0, 8))
+    stateless = [f"{subtopologies}_{p}" for p in range(n_stateless)]
+    ids = sorted({str(uuid.UUID(int=draw(st.integers(1, 2**128 - 1)))) for _ in range(n_clients)})
+    tags = draw(st.booleans())
+    clients = []
+    for i, process_id in enumerate(ids):
+        lags = {
+            task: draw(st.sampled_from([-2, -3, 0, 50, 5_000, 20_000, 400_000]))
+            for task in stateful
+            if draw(st.integers(0, 3)) == 0
+        }
+        previous = [task for task, lag in lags.items() if lag == -2]
+        client: dict[str, Any] = {
+            "id": process_id,
+            "capacity": draw(st.integers(1, 4)),
+            "prev_active": previous + [t for t in stateless if draw(st.integers(0, 4)) == 0],
+            "task_lags": lags,
+        }
+        if tags:
+            client["tags"] = {"zone": f"z{i % 3}"}
+        clients.append(client)
+    configs: dict[str, Any] = {
+        "acceptable_recovery_lag": draw(st.sampled_from([0, 100, 10_000])),
+        "max_warmup_replicas": draw(st.integers(1, 4)),
+        "num_standby_replicas": draw(st.integers(0, 3)),
+    }
+    if tags:
+        configs["rack_aware_assignment_tags"] = ["zone"]
+    return {
+        "configs": configs,
+        "stateful_tasks": stateful,
+        "stateless_tasks": stateless,
+        "clients": clients,
+    }
+
+
+def decide(document: dict[str, Any]) -> tuple[ClusterState, Assignment]:
+    cluster = parse_cluster_state(document)
+    return cluster, LagAwareStickyTaskAssignor().assign(cluster)
+
+
+@SETTINGS
+@given(cluster_documents())
+def test_every_task_is_active_exactly_once(document: dict[str, Any]) -> None:
+    cluster, result = decide(document)
+    for task in cluster.all_tasks:
+        assert sum(task in c.active for c in result.clients.values()) == 1, task
+
+
+@SETTINGS
+@given(cluster_documents())
+def test_standby_never_on_the_client_running_the_task_as_active(document: dict[str, Any]) -> None:
+    _, result = decide(document)
+    for client in result.clients.values():
+        assert not set(client.active) & set(client.standby)
+        assert set(client.warmup) <= set(client.standby)
+        assert len(set(client.standby)) == len(client.standby)
+
+
+@SETTINGS
+@given(cluster_documents())
+def test_each_stateful_task_has_its_standbys_and_warmups_stay_in_budget(
+    document: dict[str, Any],
+) -> None:
+    cluster, result = decide(document)
+    wanted = min(cluster.configs.num_standby_replicas, len(cluster.clients) - 1)
+    for task in cluster.stateful_tasks:
+        standbys = sum(task in c.standby and task not in c.warmup for c in result.clients.values())
+        assert standbys == wanted, (task, standbys, wanted)
+    for task in cluster.stateless_tasks:
+        assert not any(task in c.standby for c in result.clients.values())
+    warmups = sum(len(c.warmup) for c in result.clients.values())
+    assert warmups <= cluster.configs.max_warmup_replicas
+    if warmups:
+        assert result.probing_rebalance_needed
+
+
+@SETTINGS
+@given(cluster_documents())
+def test_an_active_runs_on_a_caught_up_client_whenever_one_exists(
+    document: dict[str, Any],
+) -> None:
+    """KIP-441: no task is made unavailable while its new owner restores."""
+    cluster, result = decide(document)
+    for process_id, assigned in result.clients.items():
+        client = cluster.client(process_id)
+        for task in assigned.active:
+            if task not in cluster.stateful_tasks or cluster.is_caught_up(client, task):
+                continue
+            assert not any(cluster.is_caught_up(other, task) for other in cluster.clients), task
+
+
+@SETTINGS
+@given(cluster_documents(max_clients=30), st.randoms(use_true_random=False))
+def test_same_input_in_any_order_gives_the_same_output(
+    document: dict[str, Any], rng: random.Random
+) -> None:
+    first = decide(document)[1].to_json()
+    shuffled = dict(document)
+    for key in ("clients", "stateful_tasks", "stateless_tasks"):
+        shuffled[key] = rng.sample(document[key], len(document[key]))
+    assert decide(shuffled)[1].to_json() == first
+
+
+@SETTINGS
+@given(st.integers(0, 5000), st.lists(st.integers(1, 8), min_size=1, max_size=40))
+def test_count_bounds_leave_every_choice_within_one_task_per_thread(
+    total: int, capacities: list[int]
+) -> None:
+    lower, upper = balanced_count_bounds(total, capacities)
+    assert sum(lower) <= total <= sum(upper)
+    assert all(0 <= lo <= up for lo, up in zip(lower, upper, strict=True))
+    # The extreme loads of any admissible choice differ by at most one task per thread.
+    assert (
+        max(Fraction(up, c) for up, c in zip(upper, capacities, strict=True))
+        - min(Fraction(lo, c) for lo, c in zip(lower, capacities, strict=True))
+        <= 1
+    )
+
+
+def test_zone_outage_example_keeps_standbys_out_of_their_actives_zone() -> None:
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "zone-outage.json"
+    cluster = load_cluster_state(example)
+    result = LagAwareStickyTaskAssignor().assign(cluster)
+    zone = {c.id: c.tags["zone"] for c in cluster.clients}
+    active_zone = {t: zone[pid] for pid, c in result.clients.items() for t in c.active}
+    for process_id, assigned in result.clients.items():
+        for task in assigned.standby:
+            assert zone[process_id] != active_zone[task], (task, process_id)
+
+
+def convergence_run(seed: int, assignor: str) -> int:
+    """Kafka's ``runRandomizedScenario`` draws; returns the rebalances until every convergence."""
+    rng = random.Random(seed)
+    initial = rng.randrange(10) + 1
+    stateless = rng.randrange(10) + 1
+    stateful = rng.randrange(10) + 1
+    warmups = rng.randrange(stateful) + 1
+    standbys = rng.randrange(initial + 1)
+    events = rng.randrange(10) + 1
+    harness = ConvergenceHarness(
+        AssignmentConfigs(100, warmups, standbys, 60_000),
+        num_stateless=stateless,
+        num_stateful=stateful,
+        num_clients=initial,
+        partitions=lambda: rng.randrange(10) + 1,
+        assignor=assignor,
+    )
+    limit = 2 * (stateful + stateful * standbys)
+    total = harness.converge(iteration_limit=max(limit, 1))
+    assert harness.validity_problems() == [] and harness.balance_problems() == [], seed
+    for _ in range(events):
+        if rng.randrange(2) == 0:
+            harness.drop_random_clients(rng.randrange(initial), rng)
+        else:
+            harness.add_or_resurrect_clients_randomly(rng, initial)
+        if harness.clients:
+            total += harness.converge(iteration_limit=limit)
+            assert harness.validity_problems() == [], seed
+            assert harness.balance_problems() == [], seed
+    return total
+
+
+def test_convergence_within_kafka_limits_in_fewer_rebalances_than_ha() -> None:
+    ours = [convergence_run(seed, "lag_aware_sticky") for seed in range(40)]
+    kafka = [convergence_run(seed, "high_availability") for seed in range(40)]
+    assert sum(ours) < sum(kafka)
+
+
+@pytest.fixture(scope="module")
+def shared_totals(shared_scenarios: Path) -> dict[str, dict[str, int]]:
+    from streams_assign.optimal.costs import PlacementCosts
+    from streams_assign.optimal.metrics import score
+
+    files = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((shared_scenarios / "kafka-ext" / "input").glob("*.json"))
+    assert len(files) == 280
+    totals: dict[str, dict[str, int]] = {}
+    for path in files:
+        cluster = load_cluster_state(path)
+        costs = PlacementCosts.of(cluster)
+        for name in ("high_availability", "lag_aware_sticky"):
+            metrics = score(cluster, assign(cluster, assignor=name), costs)
+            assert metrics.valid, (path.name, name, metrics.violations)
+            row = totals.setdefault(name, {"restore": 0, "active_moves": 0, "moves": 0})
+            row["restore"] += metrics.restore_records
+            row["active_moves"] += metrics.active_moves
+            row["moves"] += metrics.moves
+    return totals
+
+
+def test_fewer_moved_actives_than_ha_on_the_shared_states(
+    shared_totals: dict[str, dict[str, int]],
+) -> None:
+    ours, kafka = shared_totals["lag_aware_sticky"], shared_totals["high_availability"]
+    assert ours["active_moves"] * 2 < kafka["active_moves"]
+    assert ours["moves"] < kafka["moves"]
+
+
+def test_fewer_restore_records_than_ha_on_the_shared_states(
+    shared_totals: dict[str, dict[str, int]],
+) -> None:
+    assert (
+        shared_totals["lag_aware_sticky"]["restore"] < shared_totals["high_availability"]["restore"]
+    )

@@ -1,0 +1,119 @@
+"""Scenarios A, B, C: ``streams-lag`` + ``streams-assign`` predict what Kafka Streams assigns.
+
+Each scenario runs the real application (3 instances, 2 stream threads each, 1 standby,
+``acceptable.recovery.lag`` 500 records against about 750 records per changelog partition) on
+the session's broker, collects the operator's view, predicts, triggers the rebalance and
+compares per process (active tasks, standby tasks with warmups) and the probing flag with the
+group leader's decision, and with what the processes run once the group is stable again. See
+docs/e2e.md and :mod:`streams_assign.testing.e2e`.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streams_assign.testing.e2e import ScenarioResult, run_scenario
+from streams_assign.testing.kafka import KafkaBroker
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, ScenarioResult | BaseException]:
+    """Run A, B and C once for the module, side by side (separate applications and topics on
+    the one broker; their Spark jobs take turns); a scenario that raises fails only its own
+    test."""
+    root = tmp_path_factory.mktemp("e2e")
+
+    def run(scenario: str) -> ScenarioResult | BaseException:
+        try:
+            return run_scenario(kafka_broker, scenario, root / scenario, spark=e2e_spark, victim=1)
+        except Exception as exc:  # reported by the scenario's own test
+            return exc
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return dict(zip("ABC", pool.map(run, "ABC"), strict=True))
+
+
+def _result(outcomes: dict[str, Any], scenario: str) -> ScenarioResult:
+    outcome = outcomes[scenario]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
+def _assert_matched(result: ScenarioResult) -> None:
+    assert result.real_probing is not None, "no HighAvailabilityTaskAssignor decision was logged"
+    assert result.predicted == result.real, "\n".join(result.differences())
+    assert result.predicted_probing == result.real_probing, "\n".join(result.differences())
+    # ... and that decision is what the processes run once the group is stable again.
+    assert result.settled == result.predicted
+
+
+def test_scenario_a_new_instance_gets_what_was_predicted(outcomes: dict[str, Any]) -> None:
+    result = _result(outcomes, "A")
+    _assert_matched(result)
+    assert len(result.settled) == 4
+    newcomer = [c for c in result.cluster_state["clients"] if not c["task_offset_sums"]]
+    assert len(newcomer) == 1
+    # 500 < records per changelog partition: the newcomer is not caught up, so it may only
+    # warm up stateful tasks, and the assignor asks for a probing rebalance.
+    assert result.predicted_probing
+
+
+def test_scenario_b_killed_instance_tasks_go_where_predicted(outcomes: dict[str, Any]) -> None:
+    result = _result(outcomes, "B")
+    _assert_matched(result)
+    assert len(result.settled) == 2
+    actives = sorted(t for active, _ in result.settled.values() for t in active)
+    assert len(actives) == len(set(actives)) == 12
+
+
+def test_scenario_c_bounced_instance_gets_what_was_predicted(outcomes: dict[str, Any]) -> None:
+    result = _result(outcomes, "C")
+    _assert_matched(result)
+    assert len(result.settled) == 3
+
+
+def test_scenario_views_are_the_real_tools_output(outcomes: dict[str, Any]) -> None:
+    result = _result(outcomes, "A")
+    folder = Path(result.folder)
+    members = (folder / "members.txt").read_text()
+    assert "CURRENT-ASSIGNMENT" in members and "-StreamThread-2-consumer" in members
+    ends = (folder / "end-offsets.txt").read_text().split()
+    assert len(ends) == 8 and all(line.count(":") == 2 for line in ends)
+    assert "Sub-topology: 2" in (folder / "topology.txt").read_text()
+
+
+def _java_command_lines() -> list[str]:
+    lines = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            raw = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"java" in raw:
+            lines.append(raw.replace(b"\0", b" ").decode(errors="replace"))
+    return lines
+
+
+def test_no_instance_jvm_outlives_its_scenario(outcomes: dict[str, Any]) -> None:
+    app_ids = {
+        f"app.id={outcome.cluster_state['name']} "
+        for outcome in outcomes.values()
+        if isinstance(outcome, ScenarioResult)
+    }
+    assert app_ids, "no scenario finished"
+    leftovers = [
+        line for line in _java_command_lines()
+        if any(app_id in line + " " for app_id in app_ids)
+    ]
+    assert leftovers == []

@@ -1,0 +1,90 @@
+"""``streams-assign init`` and the shipped JSON Schema of the cluster-state format."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from streams_assign.cli import main
+from streams_assign.scenario import load_cluster_state
+from streams_assign.schema import load_schema
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+
+
+def test_init_yaml_and_json_give_the_same_valid_state(tmp_path: Path) -> None:
+    yaml_file, json_file = tmp_path / "c.yaml", tmp_path / "c.json"
+    assert main(["init", str(yaml_file)]) == 0
+    assert main(["init", str(json_file)]) == 0
+    assert yaml_file.read_text().count("#") > 10  # commented
+    from_yaml, from_json = load_cluster_state(yaml_file), load_cluster_state(json_file)
+    assert replace(from_yaml, description=None) == replace(from_json, description=None)
+    assert main(["assign", str(yaml_file), "--json"]) == 0
+
+
+def test_init_never_overwrites_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "c.json"
+    target.write_text("mine")
+    assert main(["init", str(target)]) == 2
+    assert f"init {target}: exists; give --force" in capsys.readouterr().err
+    assert target.read_text() == "mine"
+    assert main(["init", str(target), "--force"]) == 0
+    assert json.loads(target.read_text())["name"] == "example"
+
+
+def test_init_refuses_other_suffixes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", str(tmp_path / "c.txt")]) == 2
+    assert "use a .yaml, .yml, .json file name" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_shipped_schema_is_the_generated_one() -> None:
+    from streams_assign.schema.model import cluster_state_schema
+
+    assert load_schema() == json.loads(json.dumps(cluster_state_schema()))
+
+
+def test_every_shared_state_and_the_example_pass_the_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    paths = sorted((SHARED / "scenarios" / "kafka-diff" / "input").glob("*.json"))[::5]
+    paths += sorted((SHARED / "scenarios" / "kafka-ext" / "input").glob("*.json"))[::5]
+    if len(paths) < 20:
+        pytest.fail(f"shared scenarios missing under {SHARED / 'scenarios'}")
+    example = tmp_path / "e.json"
+    assert main(["init", str(example)]) == 0
+    for path in [*paths, example]:
+        errors = [e.message for e in validator.iter_errors(json.loads(path.read_text()))]
+        assert errors == [], path.name
+
+
+def test_schema_rejects_what_the_parser_rejects() -> None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    good = json.loads(
+        (SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json").read_text()
+    )
+    for path, value in (
+        (("clients", 0, "capacity"), 0),
+        (("configs", "probing_rebalance_interval_ms"), 1000),
+        (("clients", 0, "id"), "not-a-uuid"),
+        (("stateful_tasks", 0), "x_1"),
+    ):
+        document = json.loads(json.dumps(good))
+        node = document
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        assert list(validator.iter_errors(document)), path
+    document = json.loads(json.dumps(good))
+    document["configs"]["num.standby.replicas"] = 1  # Kafka's name is an alias
+    assert list(validator.iter_errors(document)) == []
+    document["confgs"] = {}
+    assert list(validator.iter_errors(document))

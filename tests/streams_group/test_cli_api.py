@@ -1,0 +1,111 @@
+"""``streams-assign assign`` and the API with streams-group states and with classic ones."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from streams_assign.api import ASSIGNORS, assign, assign_group, get_assignor, load_document
+from streams_assign.assignors.streams_group_sticky import assign_streams_group
+from streams_assign.cli import main
+from streams_assign.scenario import load_cluster_state
+from streams_assign.streams_group import (
+    StreamsGroupState,
+    dump_streams_group,
+    from_cluster_state,
+)
+from streams_assign.testing.java import JavaBatch
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios"
+GROUP = SHARED / "kafka-streams-group"
+CLASSIC = SHARED / "kafka-diff" / "input"
+
+
+def _group_file(name: str = "sg000_rolling_bounce.json") -> tuple[Path, dict]:
+    source = GROUP / "input" / name
+    assert source.is_file(), f"missing shared state {source}"
+    return source, json.loads((GROUP / "expected" / name).read_text())
+
+
+def _classic_files(count: int) -> list[Path]:
+    files = sorted(CLASSIC.glob("*.json"))[:count]
+    assert files, f"no classic cluster states in {CLASSIC}"
+    return files
+
+
+def test_assign_json_prints_kafkas_decision_for_a_streams_group(capsys) -> None:
+    source, expected = _group_file()
+    assert main(["assign", "--json", str(source)]) == 0
+    assert json.loads(capsys.readouterr().out) == expected
+
+
+def test_assign_output_dir_writes_the_decision(tmp_path: Path) -> None:
+    source, expected = _group_file("sg033_uneven_prev.json")
+    assert main(["assign", "--output-dir", str(tmp_path), str(source)]) == 0
+    assert json.loads((tmp_path / source.name).read_text()) == expected
+
+
+def test_assign_table_names_every_member(capsys) -> None:
+    source, expected = _group_file("sg011_tiny.json")
+    assert main(["assign", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert all(member in out for member in expected["members"])
+
+
+def test_bad_streams_group_file_exits_2_naming_file_path_and_value(tmp_path: Path, capsys) -> None:
+    source, _ = _group_file()
+    document = json.loads(source.read_text())
+    document["members"][2]["standby_tasks"] = {"0": ["x"]}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["assign", "--output-dir", str(out), str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert str(bad) in err[0] and "members[2].standby_tasks.0[0]" in err[0] and "'x'" in err[0]
+    assert not list(out.iterdir())
+
+
+def test_classic_assignor_refused_for_a_streams_group(capsys) -> None:
+    source, _ = _group_file()
+    assert main(["assign", "--assignor", "high_availability", str(source)]) == 2
+    assert "streams_group_sticky" in capsys.readouterr().err
+
+
+def test_formats_are_told_apart_by_their_fields() -> None:
+    source, _ = _group_file()
+    assert isinstance(load_document(source), StreamsGroupState)
+    assert not isinstance(load_document(_classic_files(1)[0]), StreamsGroupState)
+
+
+def test_api_lists_and_runs_the_streams_group_assignor() -> None:
+    assert "streams_group_sticky" in ASSIGNORS
+    source, expected = _group_file()
+    assert assign_group(source).to_json() == expected
+    assert get_assignor("streams_group_sticky").assign_group(load_document(source)).to_json() == (
+        expected
+    )
+
+
+@pytest.mark.parametrize("path", _classic_files(12), ids=lambda p: p.stem)
+def test_classic_state_decided_as_its_streams_group(path: Path) -> None:
+    cluster = load_cluster_state(path)
+    result = assign(cluster, assignor="streams_group_sticky")
+    assert result.assignor == "streams_group_sticky" and not result.probing_rebalance_needed
+    actives = Counter(t for c in result.clients.values() for t in c.active)
+    assert set(actives) == set(cluster.all_tasks) and set(actives.values()) == {1}
+    for client in result.clients.values():
+        assert not set(client.active) & set(client.standby)
+    group = assign_streams_group(from_cluster_state(cluster)).to_json()["members"]
+    assert sum(len(p) for m in group.values() for p in m["active"].values()) == len(actives)
+
+
+def test_classic_states_agree_with_kafka_after_conversion(kafka_sticky: JavaBatch) -> None:
+    for path in _classic_files(40):
+        state = from_cluster_state(load_cluster_state(path))
+        document = dump_streams_group(state)
+        assert assign_streams_group(state).to_json() == kafka_sticky.request(document), path.name
