@@ -106,9 +106,9 @@ def run_spark(
     started = time.perf_counter()
     topology, membership = prepare(request)
     job = build_job(request, spark, topology, membership)
-    write_table(job.lags, str(out / "spark-lags.parquet"), plain_columns=LAG_PLAIN_COLUMNS)
+    write_table(job.lags, f"{out}/spark-lags.parquet/", plain_columns=LAG_PLAIN_COLUMNS)
     lag_done = time.perf_counter()
-    write_table(job.restore, str(out / "spark-restore.parquet"))
+    write_table(job.restore, f"{out}/spark-restore.parquet/")
     restore_done = time.perf_counter()
     cpu = process_cpu_seconds(jvm) + own_cpu_seconds() - cpu0
     job.unpersist()

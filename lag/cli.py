@@ -103,7 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     local.add_argument("--state-dirs", nargs="+", help="state directories of the instances")
     local.add_argument("--offsets", nargs="+", help="offset rows (Parquet or JSON Lines)")
     compute.add_argument("--output", required=True, help="cluster-state JSON to write")
-    compute.add_argument("--lags-table", help="write the lag table here (Parquet/.jsonl/.csv)")
+    compute.add_argument(
+        "--lags-table",
+        help="write the lag table here: one file for .parquet/.csv/.jsonl, a folder of part "
+        "files for a name ending in /",
+    )
     compute.add_argument("--restore-table", help="write the restore table here")
     compute.add_argument("--errors-table", help="write the errors table here")
     compute.add_argument(
@@ -292,6 +296,10 @@ def _compute(args: argparse.Namespace) -> int:
         },
     )
     summary = run_compute(request, progress=None if args.quiet else sys.stderr)
+    if not args.quiet:
+        from rich.console import Console
+
+        Console(stderr=True).print(summary.table())
     print(summary.text(), file=sys.stderr)
     return 0
 

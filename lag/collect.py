@@ -34,6 +34,7 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -243,8 +244,50 @@ def application_dir(state_dir: Path, application_id: str | None) -> Path:
     return candidates[0]
 
 
+def check_process_ids(
+    state_dirs: Sequence[str | os.PathLike[str]], application_id: str | None = None
+) -> dict[str, str]:
+    """The process id of each instance folder, refusing one id in two folders (no checkpoints read).
+
+    Parameters
+    ----------
+    state_dirs:
+        As for :func:`collect_state_dirs`.
+    application_id:
+        As for :func:`collect_state_dirs`.
+
+    Returns
+    -------
+    dict
+        Application folder -> process id, for the folders whose process id could be read.
+
+    Raises
+    ------
+    LagInputError
+        When a path does not exist or holds no application folder, or two folders hold the
+        same process id (``kafka-streams-process-metadata`` copied from one instance to
+        another: their offsets would be summed as one instance's).
+    """
+    seen: dict[str, str] = {}
+    for given in state_dirs:
+        app_dir = application_dir(Path(given), application_id)
+        try:
+            process_id = read_process_id(app_dir)
+        except ValueError:
+            continue  # an error row of collect_state_dirs
+        for other, known in seen.items():
+            if known == process_id:
+                raise LagInputError(
+                    f"--state-dirs {given}: process id {process_id} is also the process id of "
+                    f"{other} (two instances cannot share a {PROCESS_METADATA_FILE}; was one "
+                    "state directory copied from the other?)"
+                )
+        seen[str(app_dir)] = process_id
+    return seen
+
+
 def collect_state_dirs(
-    state_dirs: list[str | os.PathLike[str]],
+    state_dirs: Sequence[str | os.PathLike[str]],
     application_id: str | None = None,
     snapshot_time: int | None = None,
 ) -> CollectResult:
@@ -270,8 +313,10 @@ def collect_state_dirs(
     Raises
     ------
     LagInputError
-        When a given path does not exist or holds no application folder.
+        When a given path does not exist or holds no application folder, or when two folders
+        hold the same process id (their offsets would be summed as one instance's).
     """
+    check_process_ids(state_dirs, application_id)
     result = CollectResult()
     for given in state_dirs:
         app_dir = application_dir(Path(given), application_id)

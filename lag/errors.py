@@ -13,11 +13,13 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from streams_assign.errors import StreamsAssignError
+
 #: Columns of the errors table, in order (see docs/lag.md).
 ERROR_COLUMNS = ("source", "line", "raw", "reason")
 
 
-class LagInputError(Exception):
+class LagInputError(StreamsAssignError, ValueError):
     """A required input of a lag job is missing or unusable.
 
     The message is one line that names the input (option and path) and what is wrong with it; the

@@ -229,7 +229,7 @@ def build_fleet(spec: FleetSpec) -> Fleet:
     fleet.cp_partition = np.array([c[1] for c in cps], np.int32)
     fleet.cp_end0 = nrng.integers(50_000, 5_000_000, len(cps)).astype(np.int64)
     fleet.cp_write_rate = nrng.uniform(5.0, 50.0, len(cps))
-    cp_of = {(c[2], c[1]): [] for c in cps}
+    cp_of: dict[tuple[Any, Any], list[int]] = {(c[2], c[1]): [] for c in cps}
     for k, c in enumerate(cps):
         cp_of[(c[2], c[1])].append(k)
 

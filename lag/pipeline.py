@@ -92,6 +92,90 @@ class ComputeSummary:
     outputs: list[str]
     at: int | None = None
 
+    def client_rows(self) -> list[dict[str, Any]]:
+        """Per client: stateful tasks caught up, lagging and without local state; largest lags.
+
+        A task counts as caught up by Kafka's rule (``is_caught_up``: a running active's -2, or a
+        lag within ``acceptable.recovery.lag``); lagging when its lag is beyond that (or -3,
+        unknown); without state when the client reported no offset sum for it.
+
+        Returns
+        -------
+        list of dict
+            ``id``, ``capacity``, ``active`` (running active tasks), ``caught_up``, ``lagging``,
+            ``no_state`` (counts of stateful tasks) and ``largest`` (up to three
+            ``(task id, lag in records)``, largest first), clients in the document's order.
+        """
+        from streams_assign.model import compute_task_lag, is_caught_up
+
+        configs = self.document["configs"]
+        acceptable = configs.get("acceptable_recovery_lag", 10_000)
+        ends = self.document.get("changelog_end_offset_sums", {})
+        stateful = len(self.document["stateful_tasks"])
+        rows = []
+        for client in self.document["clients"]:
+            if "task_lags" in client:
+                lags = dict(client["task_lags"])
+            else:
+                lags = {
+                    t: compute_task_lag(v, ends[t]) for t, v in client["task_offset_sums"].items()
+                }
+            caught = [t for t, lag in lags.items() if is_caught_up(lag, acceptable)]
+            behind = sorted(
+                ((t, lag) for t, lag in lags.items() if t not in caught and lag >= 0),
+                key=lambda item: -item[1],
+            )
+            rows.append(
+                {
+                    "id": client["id"],
+                    "capacity": client["capacity"],
+                    "active": sum(1 for lag in lags.values() if lag == -2),
+                    "caught_up": len(caught),
+                    "lagging": len(lags) - len(caught),
+                    "no_state": stateful - len(lags),
+                    "largest": behind[:3],
+                }
+            )
+        return rows
+
+    def table(self, limit: int = 20) -> Any:
+        """The per-client summary as a ``rich`` table (the ``limit`` clients lagging most).
+
+        Parameters
+        ----------
+        limit:
+            Most clients shown; the caption says how many were left out.
+
+        Returns
+        -------
+        rich.table.Table
+        """
+        from rich.table import Table
+
+        rows = self.client_rows()
+        shown = sorted(rows, key=lambda r: (-r["lagging"], -r["no_state"]))[:limit]
+        order = {r["id"]: i for i, r in enumerate(rows)}
+        shown.sort(key=lambda r: order[r["id"]])
+        acceptable = self.document["configs"].get("acceptable_recovery_lag", 10_000)
+        table = Table(
+            title=f"stateful tasks per client (caught up = lag <= {acceptable:,} records)",
+            caption=None if len(rows) <= limit else f"{len(rows) - limit} more client(s) not shown",
+        )
+        for name in ("client", "threads", "running active", "caught up", "lagging", "no state"):
+            table.add_column(name, justify="left" if name == "client" else "right")
+        table.add_column("largest lags (records)")
+        for r in shown:
+            table.add_row(
+                r["id"],
+                str(r["capacity"]),
+                str(r["active"]),
+                str(r["caught_up"]),
+                str(r["lagging"]),
+                str(r["no_state"]),
+                ", ".join(f"{t} {lag:,}" for t, lag in r["largest"]) or "-",
+            )
+        return table
+
     def text(self) -> str:
         """A few lines: clients, tasks, lags, errors, outputs."""
         clients = self.document["clients"]
@@ -232,6 +316,10 @@ def prepare(request: ComputeRequest) -> tuple[Topology, Membership]:
     for path in request.state_dirs:
         if not Path(path).is_dir():
             raise LagInputError(f"--state-dirs {path}: no such directory")
+    if request.state_dirs:
+        from lag.collect import check_process_ids
+
+        check_process_ids(list(request.state_dirs), request.application_id)
     for path in request.offsets:
         require_exists("--offsets", path)
     _check_output("--output", request.output)
@@ -269,12 +357,13 @@ def build_job(
         When a row input cannot be read, or the end offsets name no changelog of the topology.
     """
     from lag.collect import collect_state_dirs
-    from lag.job import LagConfigs, compute_lags
+    from lag.job import compute_lags
     from lag.readers import offset_rows_dataframe, read_end_offsets, read_offset_rows
+    from streams_assign.model import AssignmentConfigs
 
     errors: list[ErrorRow] = list(membership.errors)
     if request.state_dirs:
-        collected = collect_state_dirs(request.state_dirs, request.application_id)
+        collected = collect_state_dirs(list(request.state_dirs), request.application_id)
         errors.extend(collected.errors)
         offsets = offset_rows_dataframe(spark, collected.rows)
     else:
@@ -282,7 +371,7 @@ def build_job(
     end_offsets, end_errors = read_end_offsets(spark, request.end_offsets)
     errors.extend(end_errors)
     try:
-        configs = LagConfigs(**request.configs)
+        configs = AssignmentConfigs(**request.configs)  # type: ignore[arg-type]
     except (TypeError, ValueError) as exc:
         raise LagInputError(f"configs: {exc}") from None
     return compute_lags(
@@ -298,6 +387,31 @@ def build_job(
         end_source=" ".join(request.end_offsets),
         persist=request.persist,
     )
+
+
+def validate_document(document: dict[str, Any], path: str) -> None:
+    """Check a cluster-state document with the core's parser before it is written.
+
+    Parameters
+    ----------
+    document:
+        The cluster state the job built.
+    path:
+        Where it would be written (named in the message).
+
+    Raises
+    ------
+    LagInputError
+        When ``streams_assign.scenario.parse_cluster_state`` refuses it (naming the JSON path
+        and the value); nothing is written then.
+    """
+    from streams_assign.errors import InvalidScenarioError
+    from streams_assign.scenario import parse_cluster_state
+
+    try:
+        parse_cluster_state(document)
+    except InvalidScenarioError as exc:
+        raise LagInputError(f"--output {path}: the cluster state is not valid: {exc}") from None
 
 
 def run_compute(
@@ -350,6 +464,7 @@ def run_compute(
             with stages.stage(f"writing errors table {request.errors_table}"):
                 write_table(job.errors(), request.errors_table, single_file=True)
         errors = job.error_summary()
+        validate_document(document, request.output)
         write_json_atomic(request.output, document)
     finally:
         job.unpersist()

@@ -127,6 +127,7 @@ def _read_rows(
     require_exists(option, path)
     fmt = input_format(path)
     target = StructType.fromDDL(schema)
+    assert isinstance(target, StructType)
     try:
         if fmt == "json":
             frame = spark.read.schema(target).option("columnNameOfCorruptRecord", "raw").json(path)
@@ -145,6 +146,7 @@ def _read_rows(
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise LagInputError(f"{option} {path}: missing column(s) {', '.join(missing)}")
+    _check_column_types(option, path, frame)
     columns = []
     for field in target.fields:
         name = field.name
@@ -161,6 +163,47 @@ def _read_rows(
         else:
             columns.append(F.lit(None).cast(field.dataType).alias(name))
     return frame.select(*columns)
+
+
+#: Column types a row input may give for each numeric column: numbers (cast), strings (parsed;
+#: a value that does not parse is an error row) and, for ``snapshot_time``, timestamps.
+_NUMERIC_COLUMNS = ("partition", "offset", "snapshot_time", "line")
+
+
+def _check_column_types(option: str, path: str, frame: DataFrame) -> None:
+    """Refuse a row input whose numeric column has a type no value of which could be read.
+
+    Raises
+    ------
+    LagInputError
+        Naming the option, the path, the column and its type (a binary ``offset`` column, a
+        struct ``partition``, ...), instead of Spark's cast error in the middle of the job.
+    """
+    from pyspark.sql.types import (
+        DecimalType,
+        IntegralType,
+        StringType,
+        TimestampNTZType,
+        TimestampType,
+    )
+
+    readable: tuple[type, ...] = (IntegralType, DecimalType, StringType)
+    for name in _NUMERIC_COLUMNS:
+        if name not in frame.columns:
+            continue
+        given = frame.schema[name].dataType
+        allowed = readable + ((TimestampType, TimestampNTZType) if name == "snapshot_time" else ())
+        if not isinstance(given, allowed):
+            raise LagInputError(
+                f"{option} {path}: column {name!r} has type {given.simpleString()}, "
+                "expected an integer (or its decimal text)"
+            )
+    for name in ("process_id", "topic", "task_id"):
+        if name in frame.columns and not isinstance(frame.schema[name].dataType, StringType):
+            raise LagInputError(
+                f"{option} {path}: column {name!r} has type "
+                f"{frame.schema[name].dataType.simpleString()}, expected a string"
+            )
 
 
 def read_offset_rows(

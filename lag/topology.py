@@ -32,6 +32,12 @@ _SOURCE = re.compile(r"Source:\s*(?P<name>[^\s(]+)\s*\(topics:\s*(?P<topics>.*?)
 _PROCESSOR = re.compile(r"Processor:\s*(?P<name>[^\s(]+)\s*\(stores:\s*\[(?P<stores>[^\]]*)\]\)")
 _SINK = re.compile(r"Sink:\s*(?P<name>[^\s(]+)\s*\(topic:\s*(?P<topic>[^)]*)\)")
 _GLOBAL_SECTION = re.compile(r"^\s*Global Stores:")
+#: A line that starts a node: it must then parse whole as a source, processor or sink.
+_NODE_START = re.compile(r"^\s*(?P<kind>Source|Processor|Sink):")
+#: Edges: ``--> a, b`` (successors) and ``<-- a, b`` (predecessors), on their own line or after
+#: the node in the one-line printing.
+_EDGES = re.compile(r"(?P<arrow>-->|<--)\s*(?P<names>[^<>]*?)\s*(?=-->|<--|$)")
+_NODE_NAME = re.compile(r"^\s*(?:Source|Processor|Sink):\s*(?P<name>[^\s(]+)")
 #: Kafka's legal topic name characters (``org.apache.kafka.common.internals.Topic``).
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 
@@ -158,8 +164,11 @@ def parse_topology(text: str, source: str = "topology") -> Topology:
     Raises
     ------
     LagInputError
-        When the text holds no sub-topology that generates tasks, or a node line appears before
-        any ``Sub-topology:`` header.
+        Naming the file, the line and the text: when the text holds no sub-topology that
+        generates tasks, a node line appears before any ``Sub-topology:`` header, a
+        ``Sub-topology: N`` header appears twice, a node line does not parse whole, or an edge
+        (``-->``/``<--``) names a node its sub-topology never describes (a text cut short: Kafka
+        prints every node of a sub-topology, and edges never leave it).
 
     Notes
     -----
@@ -169,20 +178,44 @@ def parse_topology(text: str, source: str = "topology") -> Topology:
     only of legal topic characters is taken as a topic, anything else as a pattern.
     """
     subs: dict[int, dict[str, list[str]]] = {}
+    header_lines: dict[int, int] = {}
     current: dict[str, list[str]] | None = None
+    #: Per sub-topology (global ones too): the nodes it defines and the edges it names.
+    nodes: list[tuple[str, set[str], list[tuple[int, str]]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if _GLOBAL_SECTION.match(line):
             current = None
             break
         header = _SUBTOPOLOGY.match(line)
         if header is not None:
+            sub_id = int(header["id"])
+            nodes.append((line.strip(), set(), []))
             if "global store" in header["rest"]:
                 current = {"global": []}  # parsed but dropped: global stores make no tasks
                 continue
+            if sub_id in header_lines:
+                raise LagInputError(
+                    f"{source}:{number}: duplicate 'Sub-topology: {sub_id}' (first at line "
+                    f"{header_lines[sub_id]}); is the text two descriptions pasted together?"
+                )
+            header_lines[sub_id] = number
             current = {"topics": [], "patterns": [], "stores": [], "sinks": []}
-            subs[int(header["id"])] = current
+            subs[sub_id] = current
             continue
+        starts = _NODE_START.match(line)
         node = _SOURCE.search(line) or _PROCESSOR.search(line) or _SINK.search(line)
+        if starts is not None and (node is None or node.re.pattern[:3] != starts["kind"][:3]):
+            raise LagInputError(
+                f"{source}:{number}: unreadable {starts['kind'].lower()} line "
+                f"{line.strip()!r} (is the text cut short?)"
+            )
+        if nodes:
+            if starts is not None:
+                named = _NODE_NAME.match(line)
+                if named is not None:
+                    nodes[-1][1].add(named["name"])
+            for edge in _EDGES.finditer(line):
+                nodes[-1][2].extend((number, name) for name in _split_list(edge["names"]))
         if node is None:
             continue
         if current is None:
@@ -197,6 +230,13 @@ def parse_topology(text: str, source: str = "topology") -> Topology:
             current["stores"].extend(_split_list(node["stores"]))
         else:
             current["sinks"].append(node["topic"].strip())
+    for header_text, defined, edges in nodes:
+        for number, name in edges:
+            if name != "none" and name not in defined:
+                raise LagInputError(
+                    f"{source}:{number}: {header_text} names node {name!r}, which it never "
+                    "describes (is the text cut short?)"
+                )
     if not subs:
         raise LagInputError(
             f"{source}: no sub-topology found (is it the text of Topology#describe()?)"

@@ -141,7 +141,7 @@ def test_compute_writes_cluster_state_and_tables(
         "--state-dirs",
         *sorted(str(p) for p in bad.iterdir()),
         "--lags-table",
-        str(tmp_path / "lags.parquet"),
+        str(tmp_path / "lags.csv"),
         "--restore-table",
         str(tmp_path / "restore.parquet"),
         "--errors-table",
@@ -159,13 +159,11 @@ def test_compute_writes_cluster_state_and_tables(
     assert len(state_obj.clients) == 4 and document["configs"]["num_standby_replicas"] == 1
     newcomer = [c for c in document["clients"] if not c["prev_active"]]
     assert len(newcomer) == 1 and newcomer[0]["task_lags"] == {}
-    assert pq.read_table(tmp_path / "lags.parquet").num_rows > 0
+    # Each table is ONE file of the format its name ends with.
+    lag_lines = (tmp_path / "lags.csv").read_text().splitlines()
+    assert lag_lines[0].startswith("snapshot_time,process_id,task_id") and len(lag_lines) > 1
     assert pq.read_table(tmp_path / "restore.parquet").num_rows > 0
-    errors = [
-        json.loads(line)
-        for p in (tmp_path / "errors.jsonl").glob("part-*")
-        for line in p.read_text().splitlines()
-    ]
+    errors = [json.loads(line) for line in (tmp_path / "errors.jsonl").read_text().splitlines()]
     assert [(e["source"], e["reason"].split(":")[0]) for e in errors] == [
         (str(broken), "unreadable checkpoint")
     ]
@@ -258,3 +256,34 @@ def test_demo_runs_the_whole_pipeline(
     out = capsys.readouterr().out
     assert "next rebalance" in out and "Probing rebalance" in out
     assert json.loads((tmp_path / "cluster.json").read_text())["name"] == "orders-app"
+
+
+def test_summary_table_counts_caught_up_lagging_and_stateless_tasks_per_client() -> None:
+    from rich.console import Console
+
+    from lag.pipeline import ComputeSummary
+
+    a, b = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+    document = {
+        "configs": {"acceptable_recovery_lag": 100},
+        "stateful_tasks": ["0_0", "0_1", "0_2", "0_3"],
+        "stateless_tasks": [],
+        "clients": [
+            {"id": a, "capacity": 2, "task_lags": {"0_0": -2, "0_1": 100, "0_2": 101}},
+            {"id": b, "capacity": 1, "task_lags": {"0_3": -3}},
+        ],
+    }
+    summary = ComputeSummary(document, {}, [], ["c.json"])
+
+    rows = {r["id"]: r for r in summary.client_rows()}
+    assert {k: rows[a][k] for k in ("active", "caught_up", "lagging", "no_state")} == {
+        "active": 1,
+        "caught_up": 2,
+        "lagging": 1,
+        "no_state": 1,
+    }
+    assert rows[a]["largest"] == [("0_2", 101)]
+    assert (rows[b]["caught_up"], rows[b]["lagging"], rows[b]["no_state"]) == (0, 1, 3)
+    console = Console(width=160, record=True)
+    console.print(summary.table())
+    assert "0_2 101" in console.export_text()

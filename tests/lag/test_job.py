@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
-import lag.job as lag_job
-from lag.job import LAG_PLAIN_COLUMNS, LagConfigs, LagJob, _restore_table
+import lag.asof as lag_asof
+from lag.job import LAG_PLAIN_COLUMNS, LagJob, configs_json
 from lag.output import write_table
 from lag.pipeline import ComputeRequest, build_job, prepare
+from lag.restore import restore_table
+from streams_assign.model import AssignmentConfigs
 
 pytestmark = pytest.mark.spark
 
@@ -249,7 +251,7 @@ def history(
     )
     job = run_job(files, spark, end_rows=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lag_job, "MAX_JOIN_KEY", 0)  # no room to fold: the two-key join
+        patch.setattr(lag_asof, "MAX_JOIN_KEY", 0)  # no room to fold: the two-key join
         two_keys = lag_rows(run_job(files, spark, end_rows=True))
     unpersisted = run_job(files, spark, end_rows=True, persist=False)
     return {
@@ -332,7 +334,7 @@ def restore(
     window2 = {(r["process_id"], r["task_id"]): r.asDict() for r in job.restore.collect()}
     window3 = {
         (r["process_id"], r["task_id"]): r.asDict()
-        for r in _restore_table(job.snapshots, job.process_keys, 1000, 3).collect()
+        for r in restore_table(job.snapshots, job.process_keys, 1000, 3).collect()
     }
     return {"w2": window2, "w3": window3}
 
@@ -372,14 +374,12 @@ def test_caught_up_replica_has_eta_zero_and_a_stalled_one_none(restore: dict[str
 
 
 def test_configs_outside_kafka_ranges_are_refused() -> None:
-    with pytest.raises(ValueError, match="max.warmup.replicas"):
-        LagConfigs(max_warmup_replicas=0)
-    with pytest.raises(ValueError, match="probing.rebalance.interval.ms"):
-        LagConfigs(probing_rebalance_interval_ms=59_999)
-    assert (
-        LagConfigs(acceptable_recovery_lag=LONG_MAX).to_json()["acceptable_recovery_lag"]
-        == LONG_MAX
-    )
+    with pytest.raises(ValueError, match="max_warmup_replicas"):
+        AssignmentConfigs(max_warmup_replicas=0)
+    with pytest.raises(ValueError, match="probing_rebalance_interval_ms"):
+        AssignmentConfigs(probing_rebalance_interval_ms=59_999)
+    configs = configs_json(AssignmentConfigs(acceptable_recovery_lag=LONG_MAX))
+    assert configs["acceptable_recovery_lag"] == LONG_MAX
 
 
 def test_lag_table_writes_times_and_offsets_without_dictionaries(
@@ -400,7 +400,7 @@ def test_lag_table_writes_times_and_offsets_without_dictionaries(
     files.write_offsets([offset_row(P2, "s1", p, 10 * t + p, t=t) for p in (0, 1) for t in (5, 15)])
     job = run_job(files, spark, end_rows=True)
     target = tmp_path / "lags.parquet"
-    write_table(job.lags.coalesce(1), str(target), plain_columns=LAG_PLAIN_COLUMNS)
+    write_table(job.lags.coalesce(1), f"{target}/", plain_columns=LAG_PLAIN_COLUMNS)
     (part,) = sorted(target.glob("*.parquet"))
     chunks = {
         chunk.path_in_schema: chunk.has_dictionary_page

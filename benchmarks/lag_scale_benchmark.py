@@ -1,0 +1,198 @@
+"""The lag job's scale matrix: sizes x history shapes, Spark with its default driver memory beside
+DuckDB in the same run.
+
+Shapes (each a generated fleet in the real formats, :mod:`lag.generate`; rows per snapshot =
+replicas x changelog partitions, so the number of snapshots follows the size):
+
+- ``few-snapshots``: a wide fleet, 300 instances, ~60,000 tasks, 2 stores, 1 standby (about
+  80,000 offset rows per collection);
+- ``many-snapshots``: the long-running fleet of issue #16, 60 instances, 3,000 tasks, 2 stores,
+  1 standby (about 4,000 rows per collection: 2,000 changelog partitions x 2 holders), end
+  offsets at every collection (a history as long as the offsets');
+- ``many-processes``: 3,000 instances, ~30,000 tasks, 2 stores, 1 standby.
+
+For each (size, shape) it runs the real Spark job (:func:`benchmarks.lag_benchmark.run_spark`:
+cluster state's inputs, lag table and restore table written as Parquet folders) and the same
+computations in DuckDB (:func:`benchmarks.lag_benchmark.run_duckdb`), and prints wall seconds,
+offset rows/s, the ratio to DuckDB, the JVM's peak heap (sum of the heap pools' peaks since the
+run started: an upper bound of the driver's peak) and the load average (the machine is shared).
+The Spark session uses Spark's default driver memory (1 GB) unless ``--driver-memory`` is given;
+a run that fails (for instance ``OutOfMemoryError``) is printed as failed with its error line. A
+Spark warm-up run on the 1 M many-snapshot history comes first and is not reported.
+
+Usage::
+
+    python benchmarks/lag_scale_benchmark.py --sizes 1e6,1e7 --shapes many-snapshots
+    python benchmarks/lag_scale_benchmark.py --sizes 1e6,1e7,1e8      # the whole matrix
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import lag_benchmark  # noqa: E402
+
+from lag.generate import FleetSpec, build_fleet, generate, snapshots_for_rows  # noqa: E402
+
+#: Shape -> (fleet, end-offset interval in ms; collections are every 10 s).
+SHAPES: dict[str, tuple[FleetSpec, int]] = {
+    "few-snapshots": (FleetSpec(instances=300, tasks=60_000, stores=2, standbys=1, seed=1), 30_000),
+    "many-snapshots": (FleetSpec(instances=60, tasks=3_000, stores=2, standbys=1, seed=1), 10_000),
+    "many-processes": (
+        FleetSpec(instances=3_000, tasks=30_000, stores=2, standbys=1, seed=1),
+        30_000,
+    ),
+}
+
+
+def prepare(shape: str, rows: int, root: Path) -> dict[str, Any]:
+    """Generate (or reuse) the history of about ``rows`` offset rows of ``shape``."""
+    spec, end_interval = SHAPES[shape]
+    folder = root / f"{shape}-{rows:.0e}".replace("+", "")
+    manifest_path = folder / "fleet.json"
+    if manifest_path.exists():
+        return {"folder": folder, **json.loads(manifest_path.read_text())}
+    shutil.rmtree(folder, ignore_errors=True)
+    started = time.perf_counter()
+    snapshots = snapshots_for_rows(build_fleet(spec), rows)
+    manifest = generate(
+        spec, folder, snapshots=snapshots, layout="parquet", end_interval_ms=end_interval
+    )
+    print(
+        f"  generated {shape}: {manifest['offset_rows']:,} offset rows, "
+        f"{manifest['end_offset_rows']:,} end-offset rows, {snapshots} snapshots "
+        f"in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+    return {"folder": folder, **manifest}
+
+
+def heap_pools(spark: Any) -> list[Any]:
+    """The driver JVM's heap memory pools (``java.lang.management``)."""
+    jvm = spark.sparkContext._jvm
+    pools = jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans()
+    return [p for p in pools if str(p.getType().toString()) == "Heap memory"]
+
+
+def reset_peak(spark: Any) -> None:
+    """Reset the heap pools' peak usage (after a full GC, so the peak starts from live data)."""
+    spark.sparkContext._jvm.java.lang.System.gc()
+    for pool in heap_pools(spark):
+        pool.resetPeakUsage()
+
+
+def peak_heap_mb(spark: Any) -> float:
+    """Sum of the heap pools' peak usage since :func:`reset_peak`, in MB."""
+    return sum(int(p.getPeakUsage().getUsed()) for p in heap_pools(spark)) / 2**20
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1e6,1e7", help="offset rows, comma separated")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="comma separated")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--driver-memory", help="default: Spark's (1g)")
+    parser.add_argument("--duckdb-threads", type=int, default=2)
+    parser.add_argument("--duckdb-memory", default="4GB")
+    parser.add_argument("--engines", default="spark,duckdb")
+    parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    shapes = args.shapes.split(",")
+    engines = args.engines.split(",")
+    args.work.mkdir(parents=True, exist_ok=True)
+
+    spark = None
+    if "spark" in engines:
+        from lag.spark import get_spark
+
+        spark = get_spark(args.master, app_name="lag-scale", driver_memory=args.driver_memory)
+        print(
+            f"Spark {spark.version} {args.master}, driver memory "
+            f"{spark.sparkContext.getConf().get('spark.driver.memory', '1g (default)')}",
+            flush=True,
+        )
+
+    if spark is not None:
+        # Warm-up (not reported): the JVM's JIT would otherwise be billed to the first run.
+        warm = prepare("many-snapshots", 1_000_000, args.work)
+        shutil.rmtree(args.work / "warm-up", ignore_errors=True)
+        (args.work / "warm-up").mkdir(parents=True)
+        lag_benchmark.run_spark(warm, spark, args.work / "warm-up")
+        shutil.rmtree(args.work / "warm-up", ignore_errors=True)
+
+    results: list[dict[str, Any]] = []
+    for rows in sizes:
+        for shape in shapes:
+            inputs = prepare(shape, rows, args.work)
+            actual = inputs["offset_rows"]
+            out = args.work / "scale-run"
+            timings: dict[str, dict[str, Any]] = {}
+            for engine in engines:
+                shutil.rmtree(out, ignore_errors=True)
+                out.mkdir(parents=True)
+                load = os.getloadavg()[0]
+                try:
+                    if engine == "spark":
+                        assert spark is not None
+                        reset_peak(spark)
+                        # A floor of 2 x cores; the job raises it by input volume.
+                        spark.conf.set("spark.sql.shuffle.partitions", "4")
+                        t = lag_benchmark.run_spark(inputs, spark, out)
+                        t["peak_heap_mb"] = peak_heap_mb(spark)
+                    else:
+                        t = lag_benchmark.run_duckdb(
+                            inputs, out, args.duckdb_threads, args.duckdb_memory
+                        )
+                    t["total"] = t["lag"] + t["restore"]
+                except Exception as exc:  # a failed run is a result too
+                    t = {"failed": str(exc).splitlines()[0][:200]}
+                t["load_avg"] = round(max(load, os.getloadavg()[0]), 1)
+                timings[engine] = t
+            shutil.rmtree(out, ignore_errors=True)
+            duck = timings.get("duckdb", {}).get("total")
+            for engine, t in timings.items():
+                result = {"rows": actual, "shape": shape, "engine": engine, **t}
+                if "total" in t:
+                    result["rows_per_s"] = round(actual / t["total"])
+                    if duck and engine != "duckdb":
+                        result["x_duckdb"] = round(t["total"] / duck, 2)
+                results.append(result)
+                print(f"  {json.dumps(result)}", flush=True)
+
+    print(
+        "\n| offset rows | shape | engine | total s | rows/s | × DuckDB | peak driver heap MB "
+        "| load avg |"
+    )
+    print("|---:|---|---|---:|---:|---:|---:|---:|")
+    for r in results:
+        if "failed" in r:
+            print(
+                f"| {r['rows']:,} | {r['shape']} | {r['engine']} | failed: {r['failed']} "
+                f"| | | | {r['load_avg']} |"
+            )
+            continue
+        peak = f"{r['peak_heap_mb']:.0f}" if "peak_heap_mb" in r else ""
+        print(
+            f"| {r['rows']:,} | {r['shape']} | {r['engine']} | {r['total']:.1f} | "
+            f"{r['rows_per_s'] / 1e6:.2f} M | {r.get('x_duckdb', '')} | {peak} | {r['load_avg']} |"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,244 @@
+"""The as-of join: each snapshot's offset sums matched with the latest complete end offsets of its
+task at or before its time, and the sizing that keeps the driver's memory bounded.
+
+Nothing that grows with offset rows, snapshots or end-offset moments is broadcast unless its
+estimated size fits Spark's own broadcast threshold (:func:`estimated_interval_bytes`,
+:func:`broadcast_threshold`), and shuffle partitions follow the input volume
+(:func:`shuffle_partitions_for`), not the core count.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lag.kafka import LONG_MAX
+from lag.keys import task_part, task_sub
+from lag.layout import TaskLayout
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+#: Estimated bytes of one as-of interval row held in a broadcast hash relation (four longs, the
+#: key and the row overhead; measured about 95 B in the driver's heap).
+INTERVAL_ROW_BYTES = 96
+
+
+#: Target bytes of input per shuffle partition (about a million offset rows of Parquet).
+PARTITION_INPUT_BYTES = 8 * 1024 * 1024
+
+
+#: Most shuffle partitions the job asks for (AQE coalesces small ones after each shuffle).
+MAX_SHUFFLE_PARTITIONS = 4096
+
+
+#: Largest join key of the one-long-key as-of join (beyond it, the join uses two keys).
+MAX_JOIN_KEY = 2**62
+
+
+def estimated_interval_bytes(end_stats: list[Any], layout: TaskLayout) -> int:
+    """Bytes the as-of join's interval table would take as a broadcast hash relation.
+
+    Parameters
+    ----------
+    end_stats:
+        Per end-offset topic: ``topic``, ``n`` (partitions), ``rows`` (end-offset rows).
+    layout:
+        The task layout (which topics are changelogs of which sub-topology).
+
+    Returns
+    -------
+    int
+        Bytes: one interval per (moment, task), i.e. the end-offset rows of the largest changelog
+        topic of each stateful sub-topology, listed under 1.5 time buckets on average, at
+        :data:`INTERVAL_ROW_BYTES` each. Grows with tasks x end-offset moments, which is why the
+        join broadcasts only when this fits Spark's broadcast threshold.
+    """
+    per_sub: dict[int, int] = {}
+    for r in end_stats:
+        owner = layout.changelogs.get(r["topic"])
+        if owner is not None:
+            per_sub[owner[0]] = max(per_sub.get(owner[0], 0), int(r["rows"]))
+    return int(1.5 * sum(per_sub.values()) * INTERVAL_ROW_BYTES)
+
+
+def broadcast_threshold(spark: SparkSession) -> int:
+    """Spark's ``spark.sql.autoBroadcastJoinThreshold`` in bytes (-1 = never broadcast).
+
+    Parameters
+    ----------
+    spark:
+        The session whose SQL conf is read (Spark's own parsing of ``10MB``, ``10485760b``).
+
+    Returns
+    -------
+    int
+        Bytes; -1 when broadcasts are switched off.
+    """
+    conf = spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
+    return int(conf.autoBroadcastJoinThreshold())
+
+
+#: Share of the driver's maximum heap a broadcast of the as-of intervals may take.
+DRIVER_HEAP_SHARE = 8
+
+
+def broadcast_limit(spark: SparkSession) -> int:
+    """Most estimated bytes the as-of join broadcasts: Spark's threshold or 1/8 of the driver heap.
+
+    The interval table is built in the driver before it is shipped, about twice its estimated
+    size while the hash relation is made; an eighth of the driver's maximum heap
+    (``Runtime.maxMemory``, 128 MB of the default 1 GB) keeps that a quarter of it. When Spark's
+    ``spark.sql.autoBroadcastJoinThreshold`` is larger, it rules; when it is -1 (broadcasts off),
+    nothing is broadcast.
+
+    Parameters
+    ----------
+    spark:
+        The session (its driver JVM and SQL conf).
+
+    Returns
+    -------
+    int
+        Bytes; -1 = never broadcast.
+    """
+    threshold = broadcast_threshold(spark)
+    if threshold < 0:
+        return -1
+    jvm: Any = spark.sparkContext._jvm
+    heap = int(jvm.java.lang.Runtime.getRuntime().maxMemory())
+    return max(threshold, heap // DRIVER_HEAP_SHARE)
+
+
+def plan_size_bytes(frame: DataFrame) -> int:
+    """Spark's estimate of a DataFrame's size in bytes (the optimized plan's statistics).
+
+    For files this is their size on disk (Parquet: compressed), for rows held in the driver
+    their in-memory size; it costs no Spark job.
+
+    Parameters
+    ----------
+    frame:
+        Any DataFrame.
+
+    Returns
+    -------
+    int
+        Bytes (Spark reports ``Long.MAX_VALUE``-like numbers when it cannot tell).
+    """
+    plan = frame._jdf.queryExecution().optimizedPlan()  # type: ignore[attr-defined]
+    return int(str(plan.stats().sizeInBytes()))
+
+
+def shuffle_partitions_for(input_bytes: int, configured: int) -> int:
+    """Shuffle partitions for ``input_bytes`` of offset rows: sized by volume, never fewer than set.
+
+    Parameters
+    ----------
+    input_bytes:
+        Estimated bytes of the offset rows (Spark's plan statistics).
+    configured:
+        ``spark.sql.shuffle.partitions`` as set (a floor).
+
+    Returns
+    -------
+    int
+        ``max(configured, ceil(input_bytes / PARTITION_INPUT_BYTES))``, at most
+        :data:`MAX_SHUFFLE_PARTITIONS` (about a million offset rows per partition; Spark's AQE
+        coalesces partitions that come out small).
+    """
+    if input_bytes >= 2**62:  # Spark's "unknown" (spark.sql.defaultSizeInBytes)
+        return configured
+    wanted = -(-max(0, input_bytes) // PARTITION_INPUT_BYTES)
+    return max(configured, min(wanted, MAX_SHUFFLE_PARTITIONS))
+
+
+def as_of_join(
+    snapshots: DataFrame,
+    complete_ends: DataFrame,
+    end_stats: list[Any],
+    layout: TaskLayout,
+    broadcast: bool,
+) -> DataFrame:
+    """Add to each snapshot the latest complete end offsets of its task at or before its time.
+
+    The complete end-offset sums of each task become intervals ``[time, next time)``. Each
+    interval is listed under every time bucket it overlaps, so the join is an equi-join on
+    (task, bucket) plus a range check; a snapshot finds at most one interval. The buckets are
+    sized from ``end_stats`` (rows and time span of each end-offset topic) to about two end
+    snapshots each, and any sizing gives the same result: both sides use the same monotonic
+    bucket of the time clamped to the end offsets' span.
+
+    Task and bucket are folded into one long, ``(sub-topology * P + partition) * B + bucket``
+    with ``P`` the largest partition count and ``B`` the number of buckets, so the broadcast
+    side is Spark's long-keyed hash relation (an array when the keys are dense); a partition
+    beyond ``P`` has no end offsets and gets no key. When the fold could pass 2^62, the join
+    keeps the two keys.
+
+    ``broadcast`` ships the intervals to every task as a hash relation (decided by the caller from
+    :func:`estimated_interval_bytes` against Spark's threshold); otherwise Spark plans the join
+    (a shuffle of both sides on the key), so no table that grows with end-offset moments is
+    ever built in the driver.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``snapshots`` plus ``end_offset_sum`` and ``end_offset_time`` (null when none match).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    stats = [r for r in end_stats if r["topic"] in layout.changelogs]
+    times = [t for r in stats for t in (r["first"], r["last"]) if t is not None]
+    low, high = (min(times), max(times)) if times else (0, 0)
+    wanted = max(1, max((r["rows"] // r["n"] for r in stats), default=1) // 2)
+    width = max(1, (high - low) // wanted + 1)
+    buckets = (high - low) // width + 1
+    parts = max([1, *(layout.partitions.get(sub, 0) for sub in layout.stateful_subtopologies)])
+    top_sub = max(layout.stateful_subtopologies, default=0)
+    folded = (top_sub + 1) * parts * buckets < MAX_JOIN_KEY
+
+    def bucket(time: Column) -> Column:
+        clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
+        return F.floor((clamped - F.lit(low)) / F.lit(width)).cast("long")
+
+    def join_key(task_key: Column, b: Column) -> Column:
+        part = task_part(task_key).cast("long")
+        task = task_sub(task_key).cast("long") * F.lit(parts) + part
+        return F.when(part < F.lit(parts), task * F.lit(buckets) + b)
+
+    by_task = Window.partitionBy("task_key").orderBy("time_key")
+    intervals = complete_ends.select(
+        "task_key",
+        F.col("time_key").alias("end_offset_time"),
+        F.col("offset_sum").alias("end_offset_sum"),
+        F.lead("time_key").over(by_task).alias("until"),
+    )
+    last_ms = F.coalesce(F.col("until") - 1, F.lit(LONG_MAX))
+    intervals = intervals.select(
+        "*", F.explode(F.sequence(bucket(F.col("end_offset_time")), bucket(last_ms))).alias("b")
+    )
+    o = snapshots.withColumn("b", bucket(F.col("time_key")))
+    if folded:
+        intervals = intervals.select(
+            join_key(F.col("task_key"), F.col("b")).alias("k"),
+            "end_offset_time",
+            "end_offset_sum",
+            "until",
+        )
+        o = o.withColumn("k", join_key(F.col("task_key"), F.col("b")))
+        keys = F.col("o.k") == F.col("e.k")
+    else:
+        keys = (F.col("o.task_key") == F.col("e.task_key")) & (F.col("o.b") == F.col("e.b"))
+    if broadcast:
+        intervals = F.broadcast(intervals)
+    o, e = o.alias("o"), intervals.alias("e")
+    matches = (
+        keys
+        & (F.col("o.time_key") >= F.col("e.end_offset_time"))
+        & (F.col("e.until").isNull() | (F.col("o.time_key") < F.col("e.until")))
+    )
+    return o.join(e, matches, "left").select(
+        *(F.col(f"o.{name}") for name in snapshots.columns),
+        F.col("e.end_offset_sum"),
+        F.col("e.end_offset_time"),
+    )
