@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import random
 import statistics
 import time
 from collections import Counter, defaultdict
@@ -30,11 +29,11 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_assign.api import assign
-from streams_assign.model import Assignment, AssignmentConfigs, ClusterState
+from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import score
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
-from streams_assign.simulation.convergence import ConvergenceHarness, NotConvergedError
+from streams_assign.simulation.convergence import run_randomized_scenario
 from streams_assign.simulation.generators import scale_scenario
 from streams_assign.simulation.replay import replay
 
@@ -186,39 +185,11 @@ def scale_states(sizes: list[int], repeat: int, console: Console) -> None:
     console.print(table)
 
 
-def convergence_run(seed: int, assignor: str) -> int:
-    """Kafka's ``runRandomizedScenario`` draws; the rebalances until each convergence, summed."""
-    rng = random.Random(seed)
-    initial = rng.randrange(10) + 1
-    stateless = rng.randrange(10) + 1
-    stateful = rng.randrange(10) + 1
-    warmups = rng.randrange(stateful) + 1
-    standbys = rng.randrange(initial + 1)
-    events = rng.randrange(10) + 1
-    harness = ConvergenceHarness(
-        AssignmentConfigs(100, warmups, standbys, 60_000),
-        num_stateless=stateless,
-        num_stateful=stateful,
-        num_clients=initial,
-        partitions=lambda: rng.randrange(10) + 1,
-        assignor=assignor,
-    )
-    limit = max(2 * (stateful + stateful * standbys), 1)
-    total = harness.converge(iteration_limit=limit)
-    for _ in range(events):
-        if rng.randrange(2) == 0:
-            harness.drop_random_clients(rng.randrange(initial), rng)
-        else:
-            harness.add_or_resurrect_clients_randomly(rng, initial)
-        if harness.clients:
-            total += harness.converge(iteration_limit=limit)
-            if harness.validity_problems() or harness.balance_problems():
-                raise NotConvergedError(f"seed {seed}: {assignor} converged invalid or unbalanced")
-    return total
-
-
 def over_time(seeds: int, console: Console) -> None:
-    runs = {name: [convergence_run(seed, name) for seed in range(seeds)] for name in ASSIGNORS}
+    runs = {
+        name: [run_randomized_scenario(seed, name) for seed in range(seeds)]
+        for name in ASSIGNORS
+    }
     ours, kafka = runs["lag_aware_sticky"], runs["high_availability"]
     fewer = sum(o < k for o, k in zip(ours, kafka, strict=True))
     more = sum(o > k for o, k in zip(ours, kafka, strict=True))

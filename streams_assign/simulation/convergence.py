@@ -252,10 +252,84 @@ class ConvergenceHarness:
         return problems
 
 
+def run_randomized_scenario(
+    seed: int, assignor: str = "high_availability", first_iteration_limit: int = 1
+) -> int:
+    """Kafka's ``runRandomizedScenario``: random cluster events, converging after each.
+
+    The same draws in the same order as Kafka's test (with Python's seeded RNG): 1-10 clients,
+    stateless and stateful task counts, ``max.warmup.replicas``, ``num.standby.replicas`` and
+    1-10 events, each dropping random clients or adding / resurrecting some; after each event
+    the assignor runs until it stops probing, within Kafka's limit of
+    ``2 * (stateful + stateful * standbys)`` rebalances.
+
+    Parameters
+    ----------
+    seed:
+        The RNG seed.
+    assignor:
+        The assignor's name (see ``streams_assign.ASSIGNORS``).
+    first_iteration_limit:
+        Rebalances allowed for the fresh cluster (Kafka's test allows 1 for its HA assignor).
+
+    Returns
+    -------
+    int
+        All rebalances run, the first included.
+
+    Raises
+    ------
+    NotConvergedError
+        When a convergence takes more than its limit, or ends in an assignment that is not
+        valid and balanced (Kafka's ``assertValidAssignment`` and balance checks); the message
+        gives the seed and the events so far.
+    """
+    rng = random.Random(seed)
+    initial_clients = rng.randrange(10) + 1
+    num_stateless = rng.randrange(10) + 1
+    num_stateful = rng.randrange(10) + 1
+    max_warmups = rng.randrange(num_stateful) + 1
+    standbys = rng.randrange(initial_clients + 1)
+    events = rng.randrange(10) + 1
+    harness = ConvergenceHarness(
+        AssignmentConfigs(100, max_warmups, standbys, 60_000),
+        num_stateless=num_stateless,
+        num_stateful=num_stateful,
+        num_clients=initial_clients,
+        partitions=lambda: rng.randrange(10) + 1,
+        assignor=assignor,
+    )
+    history = [
+        f"seed={seed} assignor={assignor} clients={initial_clients} stateless={num_stateless} "
+        f"stateful={num_stateful} warmups={max_warmups} standbys={standbys}"
+    ]
+
+    def converge(limit: int) -> int:
+        rounds = harness.converge(iteration_limit=limit)
+        problems = harness.validity_problems() + harness.balance_problems()
+        if problems:
+            raise NotConvergedError(f"{'; '.join(history)}: converged to {problems}")
+        return rounds
+
+    total = converge(first_iteration_limit)
+    for _ in range(events):
+        if rng.randrange(2) == 0:
+            history.append(
+                f"drop {harness.drop_random_clients(rng.randrange(initial_clients), rng)}"
+            )
+        else:
+            harness.add_or_resurrect_clients_randomly(rng, initial_clients)
+            history.append(f"add/resurrect -> {len(harness.clients)} clients")
+        if harness.clients:
+            total += converge(max(2 * (num_stateful + num_stateful * standbys), 1))
+    return total
+
+
 __all__ = [
     "ConvergenceHarness",
     "HARNESS_END_OFFSET_SUM",
     "NotConvergedError",
     "SimulatedClient",
     "process_id_for_int",
+    "run_randomized_scenario",
 ]

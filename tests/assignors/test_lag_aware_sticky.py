@@ -27,9 +27,9 @@ from streams_assign.assignors.lag_aware_sticky import (
     LagAwareStickyTaskAssignor,
     balanced_count_bounds,
 )
-from streams_assign.model import Assignment, AssignmentConfigs, ClusterState
+from streams_assign.model import Assignment, ClusterState
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
-from streams_assign.simulation.convergence import ConvergenceHarness
+from streams_assign.simulation.convergence import run_randomized_scenario
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)
 
@@ -174,41 +174,9 @@ def test_zone_outage_example_keeps_standbys_out_of_their_actives_zone() -> None:
             assert zone[process_id] != active_zone[task], (task, process_id)
 
 
-def convergence_run(seed: int, assignor: str) -> int:
-    """Kafka's ``runRandomizedScenario`` draws; returns the rebalances until every convergence."""
-    rng = random.Random(seed)
-    initial = rng.randrange(10) + 1
-    stateless = rng.randrange(10) + 1
-    stateful = rng.randrange(10) + 1
-    warmups = rng.randrange(stateful) + 1
-    standbys = rng.randrange(initial + 1)
-    events = rng.randrange(10) + 1
-    harness = ConvergenceHarness(
-        AssignmentConfigs(100, warmups, standbys, 60_000),
-        num_stateless=stateless,
-        num_stateful=stateful,
-        num_clients=initial,
-        partitions=lambda: rng.randrange(10) + 1,
-        assignor=assignor,
-    )
-    limit = 2 * (stateful + stateful * standbys)
-    total = harness.converge(iteration_limit=max(limit, 1))
-    assert harness.validity_problems() == [] and harness.balance_problems() == [], seed
-    for _ in range(events):
-        if rng.randrange(2) == 0:
-            harness.drop_random_clients(rng.randrange(initial), rng)
-        else:
-            harness.add_or_resurrect_clients_randomly(rng, initial)
-        if harness.clients:
-            total += harness.converge(iteration_limit=limit)
-            assert harness.validity_problems() == [], seed
-            assert harness.balance_problems() == [], seed
-    return total
-
-
 def test_convergence_within_kafka_limits_in_fewer_rebalances_than_ha() -> None:
-    ours = [convergence_run(seed, "lag_aware_sticky") for seed in range(40)]
-    kafka = [convergence_run(seed, "high_availability") for seed in range(40)]
+    ours = [run_randomized_scenario(seed, "lag_aware_sticky") for seed in range(40)]
+    kafka = [run_randomized_scenario(seed, "high_availability") for seed in range(40)]
     assert sum(ours) < sum(kafka)
 
 
