@@ -255,10 +255,7 @@ def test_literal_priority_set_gives_the_same_placement() -> None:
         "scenario"
     ]
     document = {**document, "stateful_tasks": [f"{s}_{p}" for s in range(3) for p in range(7)]}
-    try:
-        literal = AssignmentState(parse_cluster_state(document), literal=True)  # type: ignore[call-arg]
-    except TypeError:  # pragma: no cover - the verification mode is not available
-        pytest.skip("AssignmentState has no literal mode")
+    literal = AssignmentState(parse_cluster_state(document), literal=True)
     fast = AssignmentState(parse_cluster_state(document))
     for state in (literal, fast):
         for i, task in enumerate(state.stateful_tasks):

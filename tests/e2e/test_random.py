@@ -24,11 +24,7 @@ from streams_assign.testing.kafka import KafkaBroker
 LONG = os.environ.get("STREAMS_ASSIGN_LONG") == "1"
 RUNS = int(os.environ.get("STREAMS_ASSIGN_E2E_RUNS", "8"))
 
-pytestmark = [
-    pytest.mark.kafka,
-    pytest.mark.slow,
-    pytest.mark.skipif(not LONG, reason="randomised end-to-end runs need STREAMS_ASSIGN_LONG=1"),
-]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 
 def draw(rng: random.Random) -> dict[str, Any]:
@@ -43,34 +39,54 @@ def draw(rng: random.Random) -> dict[str, Any]:
     }
 
 
-def test_random_fleets_prediction_equals_real(
-    kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path: Path
-) -> None:
-    rng = random.Random(20261123)
-    runs = []
-    for number in range(RUNS):
-        params = draw(rng)
-        result = run_scenario(
-            kafka_broker, params["scenario"], tmp_path / f"run-{number}",
-            instances=params["instances"], threads=params["threads"],
-            standbys=params["standbys"], victim=params["victim"],
-            joining_threads=params["joining_threads"], spark=e2e_spark,
+if LONG:  # the long tier only: every run is a few minutes of real cluster time
+
+    def test_random_fleets_prediction_equals_real(
+        kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path: Path
+    ) -> None:
+        rng = random.Random(20261123)
+        runs = []
+        for number in range(RUNS):
+            params = draw(rng)
+            result = run_scenario(
+                kafka_broker,
+                params["scenario"],
+                tmp_path / f"run-{number}",
+                instances=params["instances"],
+                threads=params["threads"],
+                standbys=params["standbys"],
+                victim=params["victim"],
+                joining_threads=params["joining_threads"],
+                spark=e2e_spark,
+            )
+            settled = result.settled == result.predicted
+            entry = {
+                **params,
+                "matched": result.matched,
+                "settled_matched": settled,
+                "seconds": round(result.seconds),
+                "differences": result.differences(),
+            }
+            if not (settled and result.matched):  # keep the evidence: views go with tmp_path
+                entry["detail"] = json.loads((result.folder / "result.json").read_text())
+            runs.append(entry)
+            print(
+                f"run {number}: {params} matched={result.matched} settled={settled} "
+                f"({result.seconds:.0f} s)"
+            )
+        matched = sum(r["matched"] for r in runs)
+        settled_matched = sum(r["settled_matched"] for r in runs)
+        report = {
+            "matched": matched,
+            "settled_matched": settled_matched,
+            "total": len(runs),
+            "runs": runs,
+        }
+        out = Path("out")
+        out.mkdir(exist_ok=True)
+        (out / "e2e-random.json").write_text(json.dumps(report, indent=1))
+        print(
+            f"randomised end-to-end: {matched}/{len(runs)} first decisions matched, "
+            f"{settled_matched}/{len(runs)} settled assignments matched"
         )
-        settled = result.settled == result.predicted
-        entry = {**params, "matched": result.matched, "settled_matched": settled,
-                 "seconds": round(result.seconds), "differences": result.differences()}
-        if not (settled and result.matched):  # keep the evidence: views go with tmp_path
-            entry["detail"] = json.loads((result.folder / "result.json").read_text())
-        runs.append(entry)
-        print(f"run {number}: {params} matched={result.matched} settled={settled} "
-              f"({result.seconds:.0f} s)")
-    matched = sum(r["matched"] for r in runs)
-    settled_matched = sum(r["settled_matched"] for r in runs)
-    report = {"matched": matched, "settled_matched": settled_matched, "total": len(runs),
-              "runs": runs}
-    out = Path("out")
-    out.mkdir(exist_ok=True)
-    (out / "e2e-random.json").write_text(json.dumps(report, indent=1))
-    print(f"randomised end-to-end: {matched}/{len(runs)} first decisions matched, "
-          f"{settled_matched}/{len(runs)} settled assignments matched")
-    assert matched == len(runs), json.dumps([r for r in runs if not r["matched"]], indent=1)
+        assert matched == len(runs), json.dumps([r for r in runs if not r["matched"]], indent=1)

@@ -71,9 +71,10 @@ def members_verbose(threads: list[tuple[str, int, str]], app: str = APP) -> str:
 
 @pytest.fixture(scope="session")
 def samples() -> Path:
-    """``../shared/reference/samples`` beside the repository (skips when absent)."""
+    """``../shared/reference/samples`` beside the repository (a test that needs it fails when
+    absent)."""
     if not SAMPLES.is_dir():
-        pytest.skip("../shared/reference/samples is not present beside the repository")
+        pytest.fail(f"{SAMPLES} is missing: the shared samples must sit beside the repository")
     return SAMPLES
 
 
