@@ -22,6 +22,8 @@ from pathlib import Path
 from streams_assign.testing.e2e import SCENARIOS, ScenarioResult, run_scenario
 from streams_assign.testing.kafka import running_broker
 
+__all__ = ["main"]
+
 
 def _print(result: ScenarioResult) -> None:
     from rich.console import Console
@@ -29,14 +31,20 @@ def _print(result: ScenarioResult) -> None:
 
     console = Console()
     table = Table(title=f"scenario {result.scenario}: {SCENARIOS[result.scenario]}")
-    for column in ("process", "predicted active", "leader's active", "predicted standby",
-                   "leader's standby"):
+    for column in (
+        "process",
+        "predicted active",
+        "leader's active",
+        "predicted standby",
+        "leader's standby",
+    ):
         table.add_column(column)
     for pid in sorted(set(result.predicted) | set(result.real)):
         want = result.predicted.get(pid, ([], []))
         got = result.real.get(pid, ([], []))
-        table.add_row(pid[:8], " ".join(want[0]), " ".join(got[0]), " ".join(want[1]),
-                      " ".join(got[1]))
+        table.add_row(
+            pid[:8], " ".join(want[0]), " ".join(got[0]), " ".join(want[1]), " ".join(got[1])
+        )
     console.print(table)
     console.print(
         f"probing rebalance: predicted {result.predicted_probing}, real {result.real_probing}"

@@ -142,8 +142,7 @@ class ScenarioResult:
 
 def _as_lists(assignments: dict[str, ProcessAssignment]) -> dict[str, tuple[list[str], list[str]]]:
     return {
-        pid: (_sorted_tasks(a.active), _sorted_tasks(a.standby))
-        for pid, a in assignments.items()
+        pid: (_sorted_tasks(a.active), _sorted_tasks(a.standby)) for pid, a in assignments.items()
     }
 
 
@@ -178,13 +177,15 @@ def wait_caught_up(cluster: StreamsCluster, timeout: float = 180.0) -> dict[str,
             return True
 
         cluster.wait_until(
-            caught_up, max(1.0, deadline - time.monotonic()),
+            caught_up,
+            max(1.0, deadline - time.monotonic()),
             "every store caught up with its changelog",
         )
         ends = changelog_end_offsets(cluster)
-        if all(ends.get(key) == end for key, end in reported.items()) and len(ends) == len(
-            cluster.changelog_topics()
-        ) * INPUT_PARTITIONS:
+        if (
+            all(ends.get(key) == end for key, end in reported.items())
+            and len(ends) == len(cluster.changelog_topics()) * INPUT_PARTITIONS
+        ):
             return ends
         if time.monotonic() > deadline:
             raise StreamsAppError(f"end offsets {ends} differ from the instances' {reported}")
@@ -203,8 +204,11 @@ def changelog_end_offsets(cluster: StreamsCluster) -> dict[str, int]:
 
 def _get_offsets_text(cluster: StreamsCluster) -> str:
     return cluster.broker.run_tool(
-        GET_OFFSETS, "--bootstrap-server", cluster.broker.bootstrap_servers,
-        "--topic", f"{cluster.application_id}-.*-changelog",
+        GET_OFFSETS,
+        "--bootstrap-server",
+        cluster.broker.bootstrap_servers,
+        "--topic",
+        f"{cluster.application_id}-.*-changelog",
     ).stdout
 
 
@@ -226,13 +230,22 @@ def collect_operator_view(
     broker = cluster.broker
     if members_text is None:
         members_text = broker.run_tool(
-            CONSUMER_GROUPS, "--bootstrap-server", broker.bootstrap_servers, "--describe",
-            "--group", cluster.application_id, "--members", "--verbose",
+            CONSUMER_GROUPS,
+            "--bootstrap-server",
+            broker.bootstrap_servers,
+            "--describe",
+            "--group",
+            cluster.application_id,
+            "--members",
+            "--verbose",
         ).stdout
     if end_offsets_text is None:
         end_offsets_text = _get_offsets_text(cluster)
     view = OperatorView(
-        folder, folder / "members.txt", folder / "end-offsets.txt", folder / "topology.txt",
+        folder,
+        folder / "members.txt",
+        folder / "end-offsets.txt",
+        folder / "topology.txt",
         folder / "offsets.jsonl",
     )
     view.members.write_text(members_text)
@@ -266,8 +279,7 @@ def _with_running_tasks(
         raise StreamsAppError(f"{instance.name} has reported no assignment")
     running = current.active | current.standby
     kept = [
-        r for r in rows
-        if r["process_id"] != instance.process_id or r.get("task_id") not in running
+        r for r in rows if r["process_id"] != instance.process_id or r.get("task_id") not in running
     ]
     for store, parts in instance.positions().items():
         sub = store_sub[store]
@@ -275,16 +287,18 @@ def _with_running_tasks(
             task = f"{sub}_{part}"
             if task not in running:
                 continue
-            kept.append({
-                "process_id": instance.process_id,
-                "task_id": task,
-                "topic": f"{application_id}-{store}-changelog",
-                "partition": part,
-                "offset": -2 if task in current.active else position,
-                "snapshot_time": None,
-                "source": f"{instance.name}: KafkaStreams#allLocalStorePartitionLags",
-                "line": None,
-            })
+            kept.append(
+                {
+                    "process_id": instance.process_id,
+                    "task_id": task,
+                    "topic": f"{application_id}-{store}-changelog",
+                    "partition": part,
+                    "offset": -2 if task in current.active else position,
+                    "snapshot_time": None,
+                    "source": f"{instance.name}: KafkaStreams#allLocalStorePartitionLags",
+                    "line": None,
+                }
+            )
     return kept
 
 
@@ -328,15 +342,22 @@ def predict(
     document = json.loads(output.read_text())
     document["clients"] = [c for c in document["clients"] if c["id"] not in set(leaving)]
     for instance in joining:
-        document["clients"].append({
-            "id": instance.process_id, "capacity": instance.threads,
-            "prev_active": [], "prev_standby": [], "task_offset_sums": {},
-        })
+        document["clients"].append(
+            {
+                "id": instance.process_id,
+                "capacity": instance.threads,
+                "prev_active": [],
+                "prev_standby": [],
+                "task_offset_sums": {},
+            }
+        )
     state_path = view.folder / "cluster-adjusted.json"
     state_path.write_text(json.dumps(document, indent=1))
     result = subprocess.run(
         [sys.executable, "-m", "streams_assign.cli", "assign", str(state_path), "--json"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if result.returncode != 0:
         raise StreamsAppError(f"streams-assign assign failed:\n{result.stderr[-3000:]}")
@@ -464,8 +485,12 @@ def run_scenario(
         session_timeout_ms = 20_000 if scenario == "C" else 10_000
     app_id = application_id or f"e2e-{scenario.lower()}-{int(time.time() * 1000) % 10**8}"
     cluster = StreamsCluster(
-        broker, app_id, standbys=standbys, acceptable_recovery_lag=acceptable_recovery_lag,
-        session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=1000,
+        broker,
+        app_id,
+        standbys=standbys,
+        acceptable_recovery_lag=acceptable_recovery_lag,
+        session_timeout_ms=session_timeout_ms,
+        heartbeat_interval_ms=1000,
     )
     try:
         cluster.create_input_topics()
@@ -483,8 +508,14 @@ def run_scenario(
         if scenario == "C":
             assert target is not None
             members_text = broker.run_tool(
-                CONSUMER_GROUPS, "--bootstrap-server", broker.bootstrap_servers, "--describe",
-                "--group", app_id, "--members", "--verbose",
+                CONSUMER_GROUPS,
+                "--bootstrap-server",
+                broker.bootstrap_servers,
+                "--describe",
+                "--group",
+                app_id,
+                "--members",
+                "--verbose",
             ).stdout
             ends_text = _get_offsets_text(cluster)
             target.stop()
@@ -512,8 +543,10 @@ def run_scenario(
         processes = len(cluster.running_instances()) if scenario != "C" else instances
         real = _stable_now(cluster, processes, 240)
         decisions = _decisions(cluster, trigger_ms)
-        if scenario == "C" and target is not None and any(
-            target.process_id not in d.clients for d in decisions
+        if (
+            scenario == "C"
+            and target is not None
+            and any(target.process_id not in d.clients for d in decisions)
         ):
             raise StreamsAppError(
                 f"the group rebalanced without the bounced instance {target.process_id}: its "
@@ -535,13 +568,23 @@ def run_scenario(
             folder=folder,
             seconds=time.monotonic() - started,
         )
-        (folder / "result.json").write_text(json.dumps({
-            "scenario": scenario, "matched": result.matched,
-            "predicted": result.predicted, "real": result.real, "settled": result.settled,
-            "predicted_probing": result.predicted_probing, "real_probing": result.real_probing,
-            "decisions": [vars(d) for d in decisions], "differences": result.differences(),
-            "settled_equals_first_decision": result.settled == result.real,
-        }, indent=1))
+        (folder / "result.json").write_text(
+            json.dumps(
+                {
+                    "scenario": scenario,
+                    "matched": result.matched,
+                    "predicted": result.predicted,
+                    "real": result.real,
+                    "settled": result.settled,
+                    "predicted_probing": result.predicted_probing,
+                    "real_probing": result.real_probing,
+                    "decisions": [vars(d) for d in decisions],
+                    "differences": result.differences(),
+                    "settled_equals_first_decision": result.settled == result.real,
+                },
+                indent=1,
+            )
+        )
         return result
     finally:
         cluster.close()

@@ -15,11 +15,14 @@ no JVM behind.
 
 Examples
 --------
->>> from streams_assign.testing.kafka import running_broker
->>> with running_broker() as broker:  # doctest: +SKIP
-...     broker.create_topic("words", partitions=3)
-...     out = broker.run_tool("org.apache.kafka.tools.TopicCommand",
-...                           "--bootstrap-server", broker.bootstrap_servers, "--list").stdout
+A broker takes tens of seconds to start, so this is not a doctest (``tests/kafka`` runs it)::
+
+    from streams_assign.testing.kafka import running_broker
+
+    with running_broker() as broker:
+        broker.create_topic("words", partitions=3)
+        out = broker.run_tool("org.apache.kafka.tools.TopicCommand",
+                              "--bootstrap-server", broker.bootstrap_servers, "--list").stdout
 """
 
 from __future__ import annotations
@@ -303,8 +306,16 @@ class KafkaBroker:
         )
         jvm = [java, self.heap, "-Xss1m", f"-Dlog4j.configuration=file:{log4j}", "-cp", cp]
         fmt = subprocess.run(
-            [*jvm, "kafka.tools.StorageTool", "format", "--ignore-formatted",
-             "--cluster-id", _random_cluster_id(), "--config", str(props)],
+            [
+                *jvm,
+                "kafka.tools.StorageTool",
+                "format",
+                "--ignore-formatted",
+                "--cluster-id",
+                _random_cluster_id(),
+                "--config",
+                str(props),
+            ],
             capture_output=True,
             text=True,
             timeout=120,
@@ -442,12 +453,24 @@ class KafkaBroker:
         if not log4j.exists():
             log4j.write_text(_LOG4J.format(level="WARN").replace("=INFO", "=WARN"))
         command = [
-            java_executable(), TOOL_HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            f"-Dlog4j.configuration=file:{log4j}", *jvm_args, "-cp", cp, main_class, *args,
+            java_executable(),
+            TOOL_HEAP,
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            f"-Dlog4j.configuration=file:{log4j}",
+            *jvm_args,
+            "-cp",
+            cp,
+            main_class,
+            *args,
         ]
         try:
             result = subprocess.run(
-                command, capture_output=True, text=True, timeout=timeout, check=False,
+                command,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
                 stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired as exc:
@@ -484,8 +507,15 @@ class KafkaBroker:
             When the topic cannot be created (it exists already, a bad config, ...).
         """
         args = [
-            "--bootstrap-server", self.bootstrap_servers, "--create", "--topic", name,
-            "--partitions", str(partitions), "--replication-factor", "1",
+            "--bootstrap-server",
+            self.bootstrap_servers,
+            "--create",
+            "--topic",
+            name,
+            "--partitions",
+            str(partitions),
+            "--replication-factor",
+            "1",
         ]
         for key, value in (configs or {}).items():
             args += ["--config", f"{key}={value}"]
@@ -493,9 +523,7 @@ class KafkaBroker:
 
 
 @contextlib.contextmanager
-def running_broker(
-    work_dir: str | Path | None = None, **options: object
-) -> Iterator[KafkaBroker]:
+def running_broker(work_dir: str | Path | None = None, **options: object) -> Iterator[KafkaBroker]:
     """A started :class:`KafkaBroker`, stopped (and its folder removed) when the block exits.
 
     Parameters

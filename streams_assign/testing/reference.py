@@ -83,11 +83,13 @@ class KafkaReference:
 
     Examples
     --------
-    >>> with KafkaReference() as kafka:                      # doctest: +SKIP
-    ...     kafka.assign({"stateful_tasks": ["0_0"],
-    ...                   "clients": [{"id": "00000000-0000-0000-0000-000000000001",
-    ...                                "capacity": 1}]})["clients"]
-    {'00000000-0000-0000-0000-000000000001': {'active': ['0_0'], 'standby': []}}
+    Starting a JVM is too slow for a doctest; the tests in ``tests/reference`` run this::
+
+        with KafkaReference() as kafka:
+            kafka.assign({"stateful_tasks": ["0_0"],
+                          "clients": [{"id": "00000000-0000-0000-0000-000000000001",
+                                       "capacity": 1}]})["clients"]
+        # {'00000000-0000-0000-0000-000000000001': {'active': ['0_0'], 'standby': []}}
     """
 
     def __init__(

@@ -33,6 +33,8 @@ from streams_assign.testing.java import kafka_lib
 from streams_assign.testing.kafka import running_broker
 from streams_assign.testing.streams_app import StreamsCluster
 
+__all__ = ["APPLICATION_ID", "PROCESS_IDS", "kafka_version", "main", "write_samples"]
+
 APPLICATION_ID = "orders-app"
 PROCESS_IDS = (
     "1c0ffee0-0000-4000-8000-000000000001",
@@ -68,12 +70,21 @@ def write_samples(dest: Path, records: int = 2000) -> list[Path]:
             cluster.wait_stable(240)
             wait_caught_up(cluster)
             cluster.wait_stable(60)
-            group = ["--bootstrap-server", broker.bootstrap_servers, "--describe", "--group",
-                     APPLICATION_ID]
-            save("consumer-groups-members-verbose.txt",
-                 broker.run_tool(CONSUMER_GROUPS, *group, "--members", "--verbose").stdout)
-            save("consumer-groups-members.txt",
-                 broker.run_tool(CONSUMER_GROUPS, *group, "--members").stdout)
+            group = [
+                "--bootstrap-server",
+                broker.bootstrap_servers,
+                "--describe",
+                "--group",
+                APPLICATION_ID,
+            ]
+            save(
+                "consumer-groups-members-verbose.txt",
+                broker.run_tool(CONSUMER_GROUPS, *group, "--members", "--verbose").stdout,
+            )
+            save(
+                "consumer-groups-members.txt",
+                broker.run_tool(CONSUMER_GROUPS, *group, "--members").stdout,
+            )
             save("consumer-groups-describe.txt", broker.run_tool(CONSUMER_GROUPS, *group).stdout)
             save("get-offsets-changelogs.txt", _get_offsets_text(cluster))
             save("topology.txt", cluster.topology_file.read_text())
@@ -82,7 +93,8 @@ def write_samples(dest: Path, records: int = 2000) -> list[Path]:
             state = dest / "state"
             shutil.rmtree(state, ignore_errors=True)
             shutil.copytree(
-                stopped.state_dir, state,
+                stopped.state_dir,
+                state,
                 ignore=shutil.ignore_patterns("rocksdb", "*.lock", ".lock"),
             )
             written.append(state)

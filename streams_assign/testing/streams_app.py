@@ -170,16 +170,25 @@ class StreamsInstance:
             "topics.prefix": c.topics_prefix,
         }
         command = [
-            java_executable(), c.heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            java_executable(),
+            c.heap,
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
             # RocksDB unpacks its native library into java.io.tmpdir and a killed JVM leaves
             # it there (15 MB): keep it inside the instance's folder, removed on close.
             f"-Djava.io.tmpdir={self.root}",
-            f"-Dlog4j.configuration=file:{c.log4j}", "-cp", c.cp, MAIN_CLASS,
+            f"-Dlog4j.configuration=file:{c.log4j}",
+            "-cp",
+            c.cp,
+            MAIN_CLASS,
             *(f"{key}={value}" for key, value in args.items()),
         ]
         self._log_file = open(self.log, "ab")  # noqa: SIM115 (closed in _reap)
         self._process = subprocess.Popen(
-            command, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            command,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
         self.starts += 1
@@ -255,8 +264,9 @@ class StreamsInstance:
         """Lines of ``instance.log`` that contain ``needle``."""
         if not self.log.exists():
             return []
-        return [line for line in self.log.read_text(errors="replace").splitlines()
-                if needle in line]
+        return [
+            line for line in self.log.read_text(errors="replace").splitlines() if needle in line
+        ]
 
 
 def _assignment_of(line: dict[str, Any]) -> ProcessAssignment:
@@ -341,17 +351,35 @@ class StreamsCluster:
         self.produce(0, partitions=partitions)
 
     def produce(
-        self, count: int, customers: int = 64, start: int = 0,
+        self,
+        count: int,
+        customers: int = 64,
+        start: int = 0,
         partitions: int = INPUT_PARTITIONS,
     ) -> None:
         """Write ``count`` records to ``<prefix>orders`` and to ``<prefix>payments``
         (acknowledged), creating the topics first when missing."""
         result = subprocess.run(
-            [java_executable(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-             f"-Dlog4j.configuration=file:{self.log4j}", "-cp", self.cp, PRODUCE_CLASS,
-             self.broker.bootstrap_servers, self.topics_prefix, str(count), str(customers),
-             str(start), str(partitions)],
-            capture_output=True, text=True, timeout=180, check=False,
+            [
+                java_executable(),
+                "-Xmx128m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                f"-Dlog4j.configuration=file:{self.log4j}",
+                "-cp",
+                self.cp,
+                PRODUCE_CLASS,
+                self.broker.bootstrap_servers,
+                self.topics_prefix,
+                str(count),
+                str(customers),
+                str(start),
+                str(partitions),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
         )
         if result.returncode != 0:
             raise StreamsAppError(f"producing failed:\n{result.stderr[-2000:]}")
@@ -459,8 +487,9 @@ class StreamsCluster:
 
 
 @contextlib.contextmanager
-def streams_cluster(broker: KafkaBroker, application_id: str, **options: Any
-                    ) -> Iterator[StreamsCluster]:
+def streams_cluster(
+    broker: KafkaBroker, application_id: str, **options: Any
+) -> Iterator[StreamsCluster]:
     """A :class:`StreamsCluster` closed (every JVM killed, folder removed) when the block ends."""
     cluster = StreamsCluster(broker, application_id, **options)
     try:
