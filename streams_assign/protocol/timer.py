@@ -2,9 +2,9 @@
 
 The shared group traces were recorded with ``MockCoordinatorTimer`` (coordinator-common tests):
 ``schedule`` cancels the key then pushes onto a ``PriorityQueue`` ordered by deadline only, so
-timeouts sharing a deadline fire in the heap's array order, not FIFO. :class:`JavaPriorityQueue`
-replays OpenJDK's binary heap (``siftUp``, ``siftDown``, ``removeAt``) so the ties come out as in
-Java.
+timeouts sharing a deadline fire in the heap's array order, not FIFO. The project's port of
+OpenJDK's binary heap (``streams_assign._java.priority.JavaPriorityQueue``: ``siftUp``,
+``siftDown``, ``removeAt``) replays it, so the ties come out as in Java.
 """
 
 from __future__ import annotations
@@ -12,109 +12,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+
+from streams_assign._java.priority import JavaPriorityQueue
 
 __all__ = [
     "CoordinatorTimer",
     "FastCoordinatorTimer",
-    "JavaPriorityQueue",
     "ScheduledTimeout",
 ]
-
-T = TypeVar("T")
-
-
-class JavaPriorityQueue(Generic[T]):
-    """OpenJDK ``java.util.PriorityQueue`` with a comparator on an integer key.
-
-    Parameters
-    ----------
-    key:
-        The comparator's key (``Comparator.comparingLong(key)``).
-
-    Notes
-    -----
-    ``remove(o)`` finds ``o`` by identity (the timeouts do not override ``equals``), as Java does
-    for objects without ``equals``.
-    """
-
-    __slots__ = ("_key", "_queue")
-
-    def __init__(self, key: Callable[[T], int]) -> None:
-        self._key = key
-        self._queue: list[T] = []
-
-    def __len__(self) -> int:
-        return len(self._queue)
-
-    def peek(self) -> T | None:
-        """The head (smallest key) or ``None``."""
-        return self._queue[0] if self._queue else None
-
-    def add(self, item: T) -> None:
-        """``offer``: append then sift up."""
-        self._queue.append(item)
-        self._sift_up(len(self._queue) - 1, item)
-
-    def poll(self) -> T | None:
-        """Remove and return the head; the last element is sifted down from the root."""
-        queue = self._queue
-        if not queue:
-            return None
-        result = queue[0]
-        last = queue.pop()
-        if queue:
-            self._sift_down(0, last)
-        return result
-
-    def remove(self, item: T) -> bool:
-        """``remove(Object)``: ``removeAt`` of the first element identical to ``item``."""
-        for i, candidate in enumerate(self._queue):
-            if candidate is item:
-                self._remove_at(i)
-                return True
-        return False
-
-    def _remove_at(self, i: int) -> None:
-        queue = self._queue
-        s = len(queue) - 1
-        if s == i:
-            queue.pop()
-            return
-        moved = queue.pop()
-        self._sift_down(i, moved)
-        if queue[i] is moved:
-            self._sift_up(i, moved)
-
-    def _sift_up(self, k: int, x: T) -> None:
-        queue, key = self._queue, self._key
-        kx = key(x)
-        while k > 0:
-            parent = (k - 1) >> 1
-            e = queue[parent]
-            if kx >= key(e):
-                break
-            queue[k] = e
-            k = parent
-        queue[k] = x
-
-    def _sift_down(self, k: int, x: T) -> None:
-        queue, key = self._queue, self._key
-        n = len(queue)
-        half = n >> 1
-        kx = key(x)
-        while k < half:
-            child = 2 * k + 1
-            c = queue[child]
-            right = child + 1
-            if right < n and key(c) > key(queue[right]):
-                child = right
-                c = queue[child]
-            if kx <= key(c):
-                break
-            queue[k] = c
-            k = child
-        queue[k] = x
 
 
 @dataclass(eq=False)
@@ -150,7 +55,7 @@ class CoordinatorTimer:
         """Cancel ``key``, then schedule ``operation`` at now + ``delay_ms``."""
         self.cancel(key)
         timeout = ScheduledTimeout(key, self._clock() + delay_ms, operation)
-        self._queue.add(timeout)
+        self._queue.offer(timeout)
         self._map[key] = timeout
 
     def cancel(self, key: str) -> None:
