@@ -41,6 +41,18 @@ HA_VARIANTS = json.loads((DATA / "ha_rack_variants.json").read_text())
 STRATEGIES = ["none", "min_traffic", "balance_subtopology"]
 
 
+@pytest.fixture
+def fast_rack_solver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path (OR-Tools on rack-compressed graphs) as every assignor's rack solver.
+
+    For the 50-client inputs, whose checked properties (cost, counts, validity, balance) hold
+    for any optimal placement: Kafka's own cycle cancelling, the default, takes minutes there
+    (as it does in Kafka). Parity with Kafka's tie-breaking is tested on Kafka's fixtures and
+    by the random differential (``tests/reference``).
+    """
+    monkeypatch.setattr(RackAwareTaskAssignor, "default_solver", rack_module.ortools_min_cost_flow)
+
+
 def pid(n: int | str) -> str:
     """Kafka's ``processIdForInt(n)`` as a process id string."""
     return f"00000000-0000-0000-0000-{int(n):012x}"
@@ -203,22 +215,17 @@ def test_optimize_active_tasks_matches_kafka(
     assert rack.active_tasks_cost(tasks, state, traffic, non_overlap) == case["original_cost"][kind]
     assert rack.optimize_active_tasks(tasks, state, traffic, non_overlap) == case["cost"][kind]
     assert [len(a) for a in state.active] == counts
-    assert placement(state) == case["expected_active"]
-
     tie = case.get("kafka_tie", {}).get(f"{kind}/{strategy}")
-    if tie:  # Kafka's answer is another placement of the same, optimal, cost.
-        kafka_state = fixture_state(
-            cluster, {n: {"active": a} for n, a in tie["kafka_active"].items()}
-        )
-        before = fixture_state(cluster, case["clients"])
-        moved = sum(
-            1
-            for t in tasks
-            for c in range(state.num_clients)
-            if t in kafka_state.active[c] and t not in before.active[c]
-        )
-        kafka_cost = rack.active_tasks_cost(tasks, kafka_state, traffic, non_overlap)
-        assert kafka_cost + non_overlap * moved == case["cost"][kind]
+    # The default solver is Kafka's own algorithm: Kafka's placement, also among equal optima.
+    assert placement(state) == (tie["kafka_active"] if tie else case["expected_active"])
+
+    # The fast path (OR-Tools, rack-compressed graph) reaches the same cost; on a tie it keeps
+    # the placement that moves the fewest tasks (``expected_active``).
+    fast_state = fixture_state(cluster, case["clients"])
+    fast = RackAwareTaskAssignor(cluster, solver=rack_module.ortools_min_cost_flow)
+    assert fast.can_enable_rack_aware_assignor()
+    assert fast.optimize_active_tasks(tasks, fast_state, traffic, non_overlap) == case["cost"][kind]
+    assert placement(fast_state) == case["expected_active"]
 
 
 @pytest.mark.parametrize(("stateful", "strategy"), PARAMS)
@@ -275,6 +282,7 @@ def round_robin_state(cluster: ClusterState, seed: int) -> AssignmentState:
 
 @pytest.mark.parametrize(("stateful", "strategy"), PARAMS)
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_random_active_cost_never_rises_and_counts_hold(
     path: Path, stateful: bool, strategy: str
 ) -> None:
@@ -293,6 +301,7 @@ def test_random_active_cost_never_rises_and_counts_hold(
 
 @pytest.mark.parametrize(("stateful", "strategy"), PARAMS)
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_zero_traffic_cost_keeps_the_assignment_for_min_traffic(
     path: Path, stateful: bool, strategy: str
 ) -> None:
@@ -333,6 +342,7 @@ def place_standbys_on_distinct_racks(
 
 @pytest.mark.parametrize(("stateful", "strategy"), PARAMS)
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_random_standby_keeps_racks_distinct_and_never_costs_more(
     path: Path, stateful: bool, strategy: str
 ) -> None:
@@ -473,6 +483,7 @@ SOLVERS = {
 
 @pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_every_solver_reaches_the_same_optimum(path: Path, strategy: str) -> None:
     cluster = with_configs(load_cluster_state(path), rack_aware_assignment_strategy=strategy)
     costs, placements = {}, {}
@@ -500,6 +511,7 @@ def test_default_solver_is_networkx_without_ortools(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_standby_pair_filter_changes_nothing(path: Path) -> None:
     """The vectorised pair filter only skips pairs Kafka's loop would leave as they are."""
     cluster = load_cluster_state(path)
@@ -533,6 +545,7 @@ def test_standby_pair_filter_changes_nothing(path: Path) -> None:
 # -- inside the HA assignor (HighAvailabilityTaskAssignorTest #33, #34) -------------------------
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_ha_random_input_is_valid_and_balanced(path: Path, strategy: str) -> None:
     cluster = with_configs(
         load_cluster_state(path),
@@ -550,6 +563,7 @@ def test_ha_random_input_is_valid_and_balanced(path: Path, strategy: str) -> Non
 
 @pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
 @pytest.mark.parametrize("path", RANDOM_FILES, ids=lambda p: p.stem)
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_ha_zero_traffic_cost_min_traffic_equals_strategy_none(path: Path, strategy: str) -> None:
     base = with_configs(
         load_cluster_state(path),
@@ -572,6 +586,7 @@ def test_ha_zero_traffic_cost_min_traffic_equals_strategy_none(path: Path, strat
 
 
 @pytest.mark.parametrize(("strategy", "standbys"), [(s, n) for s in STRATEGIES for n in (0, 1)])
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_ha_calls_the_optimiser_at_kafkas_points(
     strategy: str, standbys: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -599,6 +614,16 @@ def test_ha_calls_the_optimiser_at_kafkas_points(
     assert calls["optimize_standby_tasks"] == (1 if enabled and standbys else 0)
 
 
+#: The rows whose Kafka test skips ``assertBalancedTasks`` under ``min_traffic``
+#: (``if (!rackAwareStrategy.equals(RACK_AWARE_ASSIGNMENT_STRATEGY_MIN_TRAFFIC))``): Kafka's own
+#: decision there has a sub-topology skew above 1 (our output is Kafka's, per the harness).
+NO_SKEW_CHECK_WITH_MIN_TRAFFIC = {
+    "should_assign_active_stateful_tasks_evenly_over_clients_and_stream_threads_with_equal_stream_threads_per_client_as_tasks",
+    "should_assign_active_stateful_tasks_evenly_over_clients_where_number_of_clients_integral_divisor_of_number_of_tasks",
+    "should_assign_active_stateful_tasks_evenly_over_clients_where_number_of_threads_integral_divisor_of_number_of_tasks",
+}
+
+
 def _ha_case_names() -> list[str]:
     cases = sorted((TESTS / "data" / "kafka_tests" / "high_availability").glob("*.json"))
     return [p.stem for p in cases if p.stem != "should_assign_random_input"]
@@ -612,11 +637,12 @@ def test_ha_kafka_cases_hold_with_rack_awareness(name: str, strategy: str, max_s
     Kafka runs each with (min_traffic, maxSkew 1) and (balance_subtopology, maxSkew 4) and keeps
     its assertions; rows 10 and 26 use another fixture then (``ha_rack_variants.json``).
     """
-    sys.path.insert(0, str(TESTS))
+    here = str(Path(__file__).resolve().parent)
+    sys.path.insert(0, here)
     try:
         import kafka_cases_helpers as kc
     finally:
-        sys.path.remove(str(TESTS))
+        sys.path.remove(here)
     variant = HA_VARIANTS["cases"].get(name)
     case = variant if variant is not None else kc.load_case(kc.ha_case_path(name))
     scenario = {**case["scenario"], **{k: v for k, v in FIXTURE.items() if k != "description"}}
@@ -627,6 +653,8 @@ def test_ha_kafka_cases_hold_with_rack_awareness(name: str, strategy: str, max_s
     expect = dict(case["expect"])
     if "subtopology_skew_at_most" in expect:
         expect["subtopology_skew_at_most"] = max_skew
+        if strategy == "min_traffic" and name in NO_SKEW_CHECK_WITH_MIN_TRAFFIC:
+            del expect["subtopology_skew_at_most"]
     kc.check_expectations(expect, cluster, HighAvailabilityTaskAssignor().assign(cluster))
 
 
@@ -654,6 +682,7 @@ def with_synthetic_racks(document: dict[str, Any], seed: int) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("fast_rack_solver")
 def test_kafka_diff_scenarios_keep_stateful_placement_without_traffic_cost(
     shared_scenarios: Path,
 ) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from streams_assign.assignors.rack_aware.flow import MinCostFlowSolver, default_solver
+from streams_assign.assignors.rack_aware.flow import MinCostFlowSolver
 from streams_assign.assignors.rack_aware.graphs import (
     GraphProblem,
     MoveStandbyTaskPredicate,
@@ -21,6 +22,10 @@ from streams_assign.assignors.rack_aware.graphs import (
     solve_balance_subtopology,
     solve_min_traffic,
     subtopology_groups,
+)
+from streams_assign.assignors.rack_aware.kafka_graphs import (
+    kafka_balance_subtopology,
+    kafka_min_traffic,
 )
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import TaskAssignmentError
@@ -59,8 +64,13 @@ class RackAwareTaskAssignor:
         The rebalance input; racks and partitions come from its typed extension fields
         (``task_partitions``, ``partition_racks``, ``client_racks``, ...).
     solver:
-        The min-cost-flow solver (:mod:`.flow`); default OR-Tools' when installed, else
-        networkx's.
+        ``None`` (the default): :attr:`default_solver`, which is ``None`` unless set: Kafka's
+        own graphs and algorithm (:mod:`.kafka_graphs`, cycle
+        cancelling as in Kafka's ``Graph.java``), so that among equally cheap placements the
+        one Kafka picks is picked. A :class:`.MinCostFlowSolver` (:mod:`.flow`, e.g.
+        :func:`.flow.ortools_min_cost_flow`): the rack-compressed graphs of :mod:`.graphs`
+        solved by that library, same optimal cost, much faster on large clusters, ties broken
+        towards the fewest moves instead of Kafka's way.
 
     Attributes
     ----------
@@ -104,9 +114,15 @@ class RackAwareTaskAssignor:
     KIP-925: Rack aware task assignment in Kafka Streams.
     """
 
+    #: The solver of instances given none: ``None``, Kafka's own algorithm (the twin's answer).
+    #: Set to a library solver (e.g. :func:`.flow.ortools_min_cost_flow`) to make every
+    #: assignor that builds a ``RackAwareTaskAssignor`` (HA, sticky) use the fast path: same
+    #: optimal cost, ties broken towards the fewest moves instead of Kafka's way.
+    default_solver: ClassVar[MinCostFlowSolver | None] = None
+
     def __init__(self, cluster: ClusterState, solver: MinCostFlowSolver | None = None) -> None:
         self.cluster = cluster
-        self._solver = solver
+        self._solver = solver if solver is not None else RackAwareTaskAssignor.default_solver
         self.configs = cluster.configs
         self.partitions_for_task: Mapping[TaskId, tuple[TopicPartition, ...]] = (
             cluster.task_partitions or {}
@@ -122,10 +138,8 @@ class RackAwareTaskAssignor:
         self._miss_cache: dict[tuple[bool, int], tuple[np.ndarray, list[str]]] = {}
 
     @property
-    def solver(self) -> MinCostFlowSolver:
-        """The min-cost-flow solver (the default one is chosen on first use)."""
-        if self._solver is None:
-            self._solver = default_solver()
+    def solver(self) -> MinCostFlowSolver | None:
+        """The library min-cost-flow solver, or ``None`` for Kafka's cycle cancelling."""
         return self._solver
 
     # -- enablement ------------------------------------------------------------------------
@@ -419,10 +433,16 @@ class RackAwareTaskAssignor:
         )
         if self.configs.rack_aware_assignment_strategy == BALANCE_SUBTOPOLOGY:
             groups = subtopology_groups(state, task_list)
-            new_owner = solve_balance_subtopology(problem, groups, self.solver)
+            if self._solver is None:
+                new_owner = kafka_balance_subtopology(problem, groups)
+            else:
+                new_owner = solve_balance_subtopology(problem, groups, self._solver)
             order = [i for group in groups for i in group]
         else:
-            new_owner = solve_min_traffic(problem, self.solver)
+            if self._solver is None:
+                new_owner = kafka_min_traffic(problem)
+            else:
+                new_owner = solve_min_traffic(problem, self._solver)
             order = list(range(len(task_list)))
         cost = problem.cost_of(new_owner)
         for i in order:
@@ -549,7 +569,10 @@ class RackAwareTaskAssignor:
             non_overlap=non_overlap_cost,
             local_clients=True,
         )
-        new_owner = solve_min_traffic(problem, self.solver)
+        if self._solver is None:
+            new_owner = kafka_min_traffic(problem)
+        else:
+            new_owner = solve_min_traffic(problem, self._solver)
         moved = False
         pair = (i, j)
         for k, task in enumerate(task_list):
