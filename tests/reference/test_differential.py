@@ -1,7 +1,9 @@
 """Random differential: our assignors against Kafka's own, on states drawn afresh every run.
 
 Each run draws a new seed (printed; set ``STREAMS_ASSIGN_SEED`` to replay one) and checks
-``STATES`` states per variant; ``STREAMS_ASSIGN_LONG=1`` checks ``LONG_STATES`` per variant.
+``STATES`` states per variant (``RACK_STATES`` for the rack-aware ones, whose placements are
+compared exactly like the others'); ``STREAMS_ASSIGN_LONG=1`` checks ``LONG_STATES``
+(``RACK_LONG_STATES``) per variant.
 The first disagreeing input is written to ``build/differential-failures/`` with both answers,
 and the assertion message names the file. Any disagreement is a bug on our side until proven
 otherwise.
@@ -22,6 +24,9 @@ from streams_assign.testing.reference import KafkaReference, compare_one, ours
 
 STATES = 300
 LONG_STATES = 10_000
+#: Rack-aware variants (KIP-925) run Kafka's cycle cancelling on both sides: fewer states.
+RACK_STATES = 40
+RACK_LONG_STATES = 2000
 FAILURES = Path(__file__).resolve().parents[2] / "build" / "differential-failures"
 
 #: variant name -> (assignor, generator options)
@@ -36,6 +41,15 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "sticky": ("sticky", {}),
     "sticky-threads": ("sticky", {"threads": True}),
     "fallback-prior": ("fallback_prior", {}),
+    # Rack-aware (KIP-925): exact placements, also among equally cheap ones (Kafka's solver).
+    "ha-min-traffic": ("high_availability", {"racks": "min_traffic"}),
+    "ha-balance-subtopology": ("high_availability", {"racks": "balance_subtopology"}),
+    "ha-balance-subtopology-threads": (
+        "high_availability",
+        {"racks": "balance_subtopology", "threads": True},
+    ),
+    "sticky-min-traffic": ("sticky", {"racks": "min_traffic"}),
+    "sticky-balance-subtopology": ("sticky", {"racks": "balance_subtopology"}),
 }
 
 
@@ -44,8 +58,11 @@ def _seed() -> int:
     return int(given) if given else random.SystemRandom().getrandbits(48)
 
 
-def _count() -> int:
-    return LONG_STATES if os.environ.get("STREAMS_ASSIGN_LONG") == "1" else STATES
+def _count(variant: str) -> int:
+    long_run = os.environ.get("STREAMS_ASSIGN_LONG") == "1"
+    if "racks" in VARIANTS[variant][1]:
+        return RACK_LONG_STATES if long_run else RACK_STATES
+    return LONG_STATES if long_run else STATES
 
 
 def _write_failure(
@@ -79,7 +96,7 @@ def _write_failure(
 def test_random_states_agree_with_kafka(variant: str, kafka_reference: KafkaReference) -> None:
     assignor, options = VARIANTS[variant]
     seed = _seed()
-    count = _count()
+    count = _count(variant)
     print(
         f"differential {variant}: seed {seed} (STREAMS_ASSIGN_SEED={seed} replays), {count} states"
     )
@@ -97,56 +114,3 @@ def test_random_states_agree_with_kafka(variant: str, kafka_reference: KafkaRefe
         f"{disagreements} of {count} states disagree with Kafka ({variant}, seed {seed}); "
         f"first input and both answers: {first}"
     )
-
-
-def _stateless_only(document: dict[str, Any]) -> dict[str, Any]:
-    """The same cluster with every task stateless (no standbys, lags or changelogs)."""
-    tasks = document["stateful_tasks"] + document["stateless_tasks"]
-    document["stateless_tasks"] = sorted(tasks, key=lambda t: tuple(map(int, t.split("_"))))
-    document["stateful_tasks"] = []
-    document["task_changelog_partitions"] = {}
-    document["configs"]["num_standby_replicas"] = 0
-    for client in document["clients"]:
-        client["task_lags"] = {}
-        client["prev_standby"] = []
-    return document
-
-
-def _cross_rack_reads(document: dict[str, Any], output: dict[str, Any]) -> int:
-    """Source partitions read by an active task from a client on none of their replicas' racks."""
-    racks = document["client_racks"]
-    return sum(
-        1
-        for client_id, client in output["clients"].items()
-        for task in client["active"]
-        for topic, partition in document["task_partitions"][task]
-        if racks[client_id] not in document["partition_racks"][f"{topic}:{partition}"]
-    )
-
-
-@pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
-def test_rack_aware_stateless_placement_is_as_cheap_as_kafkas(
-    strategy: str, kafka_reference: KafkaReference
-) -> None:
-    """Rack-aware placement of stateless actives: Kafka's per-client counts and traffic cost.
-
-    Kafka's solver and ours break ties between equally cheap placements differently
-    (docs/kafka-reference.md, section 4), so the placements themselves may differ; what must
-    agree is what both optimise: every client's number of actives and the total number of
-    partitions read across racks.
-    """
-    seed = _seed()
-    count = 40 if os.environ.get("STREAMS_ASSIGN_LONG") != "1" else 2000
-    print(f"rack-aware {strategy}: seed {seed} (STREAMS_ASSIGN_SEED={seed} replays), {count}")
-    rng = random.Random(f"rack-{strategy}:{seed}")
-    worse = []
-    for index in range(count):
-        document = _stateless_only(random_cluster_state(rng, racks=strategy))
-        theirs = kafka_reference.assign(document, "high_availability")
-        mine = ours(document, "high_availability")
-        counts = {c: len(v["active"]) for c, v in theirs["clients"].items()}
-        my_counts = {c: len(v["active"]) for c, v in mine["clients"].items()}
-        cost = (_cross_rack_reads(document, theirs), _cross_rack_reads(document, mine))
-        if counts != my_counts or cost[0] != cost[1]:
-            worse.append((index, cost))
-    assert worse == [], f"seed {seed}: (index, (Kafka's cost, ours)) where they differ: {worse}"
