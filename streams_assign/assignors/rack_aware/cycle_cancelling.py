@@ -27,6 +27,7 @@ code either way (``STREAMS_ASSIGN_NO_NUMBA=1`` forces plain Python).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, MutableSequence, Sequence
 from typing import Any
@@ -178,14 +179,15 @@ class _Residual:
         self.tails = tails
         self.res = res
         self.csr = (ptr, [heads[k] for k in scan], [costs[k] for k in scan], scan)
-        if _ACCELERATED:
+        self.accelerated, self.max_flow_kernel, self.cancel_kernel = _kernels()
+        if self.accelerated:
             self.tails = np.asarray(tails, dtype=np.int64)  # type: ignore[assignment]
             self.res = np.asarray(res, dtype=np.int64)  # type: ignore[assignment]
             self.csr = tuple(np.asarray(a, dtype=np.int64) for a in self.csr)  # type: ignore[assignment]
 
     def _work(self, count: int) -> list[Any]:
         """``count`` scratch arrays of one int per node."""
-        if _ACCELERATED:
+        if self.accelerated:
             return [np.zeros(self.num_nodes, dtype=np.int64) for _ in range(count)]
         return [[0] * self.num_nodes for _ in range(count)]
 
@@ -194,7 +196,7 @@ class _Residual:
             return
         ptr, head, _, arc = self.csr
         via, visited, queue = self._work(3)
-        _MAX_FLOW(
+        self.max_flow_kernel(
             self.num_nodes,
             ptr,
             head,
@@ -210,7 +212,7 @@ class _Residual:
 
     def cancel_negative_cycles(self) -> None:
         ptr, head, cost, arc = self.csr
-        status = _CANCEL(self.num_nodes, ptr, head, cost, arc, self.res, *self._work(5))
+        status = self.cancel_kernel(self.num_nodes, ptr, head, cost, arc, self.res, *self._work(5))
         if status != 0:
             raise TaskAssignmentError(
                 "negative cycle search reached the dummy node (Kafka's Graph would fail)"
@@ -374,4 +376,7 @@ def _compile() -> tuple[bool, Callable[..., None], Callable[..., int]]:
     )
 
 
-_ACCELERATED, _MAX_FLOW, _CANCEL = _compile()
+@functools.cache
+def _kernels() -> tuple[bool, Callable[..., None], Callable[..., int]]:
+    """:func:`_compile`, once per process, on first use (numba is imported only then)."""
+    return _compile()
