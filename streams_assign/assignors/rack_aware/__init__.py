@@ -15,20 +15,18 @@ plus ``non_overlap_cost`` when ``c`` is not the client that held ``t`` before th
 Standbys are optimised pair by pair (two clients on different racks swap standbys, at most
 four rounds, reference 6.6).
 
-Kafka solves each graph by cycle cancelling with Bellman-Ford (``Graph.java``). Here the same
-graphs are solved by OR-Tools' ``SimpleMinCostFlow`` (networkx when OR-Tools is missing), so
-the optimal cost and every client's task count are Kafka's; where several placements share
-the optimal cost, the one that moves the fewest tasks is chosen (Kafka's choice follows its
-Bellman-Ford scan order). Where the optimum is unique the placement is Kafka's.
+Kafka solves each graph with its own ``Graph.java`` (BFS max flow, then cycle cancelling with
+Bellman-Ford) on graphs numbered its own way; which optimum it reaches among equally cheap
+ones follows from that. The default here does the same (:mod:`.kafka_graphs` builds Kafka's
+graphs, :mod:`.cycle_cancelling` runs Kafka's algorithm, numba-compiled with the ``fast``
+extra), so the placement is Kafka's, ties included.
 
-The graphs are rack-compressed: a task has an arc to its current client and one arc per client
-rack (cost ``traffic * missing partitions + non_overlap_cost``), and each rack node feeds the
-clients of that rack. Every client of one rack costs the same for a task it does not hold, so
-the optimum is the dense graph's, with ``T * R`` arcs instead of ``T * C``.
-
-Modules: :mod:`.assignor` (the assignor), :mod:`.graphs` (the two graph constructors),
-:mod:`.flow` (the min-cost-flow solvers, passed in; OR-Tools' by default, networkx's when
-OR-Tools is absent).
+A faster path for our own use: pass a library solver (:mod:`.flow`: OR-Tools'
+``SimpleMinCostFlow`` or networkx's network simplex), or set
+``RackAwareTaskAssignor.default_solver``. It solves rack-compressed graphs (:mod:`.graphs`: a
+task has an arc to its current client and one arc per client rack, each rack node feeds the
+clients of that rack, ``T * R`` arcs instead of ``T * C``): Kafka's optimal cost and task
+counts, ties broken towards the fewest moves instead of Kafka's way.
 
 The input comes from optional top-level fields of the cluster state (``docs/rack-aware.md``):
 ``task_partitions``, ``task_changelog_partitions``, ``partition_racks`` and ``client_racks``

@@ -59,9 +59,11 @@ class CycleCancellingGraph:
 
     Notes
     -----
-    Source: ``org.apache.kafka.streams.processor.internals.assignment.Graph`` (Kafka 4.2,
-    KIP-925): ``addEdge``, ``residualGraph``, ``calculateMaxFlow`` / ``fordFulkson``,
-    ``solveMinCostFlow`` / ``cancelNegativeCycles`` / ``detectNegativeCycles``.
+    Source: ``org.apache.kafka.streams.processor.internals.assignment.Graph`` (KIP-925), read
+    at commit 1eb7644349cb (4.0.0-SNAPSHOT): ``addEdge``, ``residualGraph``,
+    ``calculateMaxFlow`` / ``fordFulkson``, ``solveMinCostFlow`` / ``cancelNegativeCycles`` /
+    ``detectNegativeCycles``. The decisions are checked against Kafka 4.2.1's jars by the
+    random differential (``tests/reference``).
     """
 
     def __init__(self) -> None:
