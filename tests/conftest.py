@@ -44,8 +44,17 @@ def kafka_broker(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def
 
 
 #: Fixtures that start something heavy, and the marker their tests get (``make test-fast``
-#: deselects ``spark``, ``kafka`` and ``slow``): a JVM-backed Spark session, a Kafka broker.
-HEAVY_FIXTURES = {"spark": "spark", "kafka_broker": "kafka"}
+#: deselects ``spark``, ``kafka`` and ``slow``): a JVM-backed Spark session, a Kafka broker, and
+#: the JVMs that run Kafka's own assignors on Kafka's jars (``kafka_reference``: the classic
+#: Streams assignors, ``kafka_groups``: consumer and Connect assignors, ``kafka_sticky``: the
+#: KIP-1071 ``StickyTaskAssignor``). ``make test-fast`` needs neither a JDK nor ``.kafka``.
+HEAVY_FIXTURES = {
+    "spark": "spark",
+    "kafka_broker": "kafka",
+    "kafka_reference": "kafka",
+    "kafka_groups": "kafka",
+    "kafka_sticky": "kafka",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
