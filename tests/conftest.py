@@ -5,10 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SCENARIOS = SHARED / "scenarios"
+
+# Hypothesis profiles of the test tiers (tests/tiers.py): "full" is hypothesis' defaults (make
+# test, CI); "fast" draws fewer examples (make test-fast passes --hypothesis-profile=fast).
+settings.register_profile("full", settings())
+settings.register_profile("fast", max_examples=20)
 
 
 @pytest.fixture(scope="session")
