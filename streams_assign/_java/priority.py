@@ -147,6 +147,80 @@ class JavaPriorityQueue(Generic[T]):
         queue[k] = item
 
 
+def java_poll_order(items: Iterable[T], key: Callable[[T], Any]) -> list[T]:
+    """The order in which ``java.util.PriorityQueue`` polls ``items`` offered in this order.
+
+    For a queue that is filled first and then polled until empty, its comparator given as a
+    sort key that does not change while an element is queued (Kafka's ``TaskMovement`` queue).
+
+    Parameters
+    ----------
+    items:
+        The elements, in the order they are offered.
+    key:
+        Maps an element to a value ordered as Java's comparator orders elements; read once per
+        element.
+
+    Returns
+    -------
+    list
+        The elements in Java's poll order.
+
+    Notes
+    -----
+    A binary heap polls in non-decreasing key order, so when no two keys are equal the order is
+    the sorted order and a sort gives it in O(n log n) at C speed. Elements with equal keys
+    come out in an order that depends on the heap's array layout; then the queue is run as
+    OpenJDK 17 runs it (``offer``/``siftUp``, ``poll``/``siftDown``), keys held beside the array.
+    """
+    elements = list(items)
+    keys = [key(item) for item in elements]
+    if len(set(keys)) == len(keys):
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        return [elements[i] for i in order]
+    queue: list[T] = []
+    queue_keys: list[Any] = []
+    for item, item_key in zip(elements, keys, strict=True):
+        k = len(queue)
+        queue.append(item)
+        queue_keys.append(item_key)
+        while k > 0:
+            parent = (k - 1) >> 1
+            parent_key = queue_keys[parent]
+            if not item_key < parent_key:  # Java: if (cmp(x, e) >= 0) break
+                break
+            queue[k] = queue[parent]
+            queue_keys[k] = parent_key
+            k = parent
+        queue[k] = item
+        queue_keys[k] = item_key
+    result: list[T] = []
+    while queue:
+        result.append(queue[0])
+        item = queue.pop()
+        item_key = queue_keys.pop()
+        n = len(queue)
+        if not n:
+            break
+        k = 0
+        half = n >> 1
+        while k < half:
+            child = 2 * k + 1
+            child_key = queue_keys[child]
+            right = child + 1
+            if right < n and child_key > queue_keys[right]:  # Java: cmp(c, queue[right]) > 0
+                child = right
+                child_key = queue_keys[right]
+            if not item_key > child_key:  # Java: if (cmp(x, c) <= 0) break
+                break
+            queue[k] = queue[child]
+            queue_keys[k] = child_key
+            k = child
+        queue[k] = item
+        queue_keys[k] = item_key
+    return result
+
+
 class ConstrainedPrioritySet:
     """Kafka's ``ConstrainedPrioritySet`` over client indices (reference 1.5).
 
@@ -279,4 +353,5 @@ __all__ = [
     "KafkaLiteralPrioritySet",
     "PrioritySet",
     "java_hash_set_order",
+    "java_poll_order",
 ]

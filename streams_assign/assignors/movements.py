@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from streams_assign._java.heap import ExactCaughtUpClients
-from streams_assign._java.priority import JavaPriorityQueue, KafkaLiteralPrioritySet
+from streams_assign._java.priority import KafkaLiteralPrioritySet, java_poll_order
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import TaskAssignmentError
 
@@ -78,10 +78,19 @@ def _most_caught_up_eligible_client(
     return None
 
 
-def _movement_queue(state: AssignmentState) -> JavaPriorityQueue[tuple[int, int]]:
-    # Movements order by (number of caught-up clients, TaskId); equal keys (standby copies of one
-    # task) come out in Java's heap order, which this queue reproduces.
-    return JavaPriorityQueue(key=lambda m: (len(state.caught_up_clients(m[0])), m[0]))
+def _movement_order(state: AssignmentState, movements: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Kafka's movement ``PriorityQueue``, filled with ``(task, client)`` and then drained.
+
+    Movements order by (number of caught-up clients, TaskId), which no movement changes (lags
+    are fixed); equal keys (standby copies of one task) come out in Java's heap order.
+    """
+    num_tasks = len(state.tasks)
+
+    def key(movement: tuple[int, int]) -> int:
+        task = movement[0]
+        return len(state.caught_up_clients(task)) * num_tasks + task
+
+    return java_poll_order(movements, key)
 
 
 def _swap_standby_and_active(
@@ -139,18 +148,15 @@ def assign_active_task_movements(
     loaded caught-up client and leave a warmup; move to the most caught-up client before the
     holder in ``(lag, ProcessId)`` order (KAFKA-13600), swapping if it holds a standby.
     """
-    movements = _movement_queue(state)
+    movements: list[tuple[int, int]] = []
     caught_up = _caught_up_clients_by_task_load(state)
     for client in range(state.num_clients):
         for task in sorted(state.active[client]):
             if needs_move(state, task, client):
-                movements.offer((task, client))
+                movements.append((task, client))
         caught_up.offer(client)
     needed = len(movements)
-    while movements:
-        movement = movements.poll()
-        assert movement is not None
-        task, destination = movement
+    for task, destination in _movement_order(state, movements):
 
         def holds_standby(client: int, task: int = task) -> bool:
             return task in state.standby[client]
@@ -194,7 +200,7 @@ def assign_standby_task_movements(
     int
         The number of movements made.
     """
-    movements = _movement_queue(state)
+    movements: list[tuple[int, int]] = []
     caught_up = _caught_up_clients_by_task_load(state)
     for destination in range(state.num_clients):
         skip = warmups.get(destination, set())
@@ -202,13 +208,10 @@ def assign_standby_task_movements(
             if task in skip:
                 continue
             if needs_move(state, task, destination):
-                movements.offer((task, destination))
+                movements.append((task, destination))
         caught_up.offer(destination)
     made = 0
-    while movements:
-        movement = movements.poll()
-        assert movement is not None
-        task, destination = movement
+    for task, destination in _movement_order(state, movements):
 
         def eligible(client: int, task: int = task) -> bool:
             return not state.has_assigned(client, task)
