@@ -78,7 +78,9 @@ def _most_caught_up_eligible_client(
     return None
 
 
-def _movement_order(state: AssignmentState, movements: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _movement_order(
+    state: AssignmentState, movements: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
     """Kafka's movement ``PriorityQueue``, filled with ``(task, client)`` and then drained.
 
     Movements order by (number of caught-up clients, TaskId), which no movement changes (lags

@@ -250,7 +250,7 @@ class AssignmentState:
             pending_other = next(others, None)
 
     def most_caught_up_lag(self, task: int) -> int:
-        """The lag of the first client of :meth:`clients_by_lag` (the smallest lag of any client)."""
+        """The lag of the first client of :meth:`clients_by_lag`: the smallest of any client."""
         cached = self._min_lag_cache[task]
         if cached is None:
             explicit, with_state = self._by_lag_parts(task)

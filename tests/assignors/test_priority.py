@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streams_assign._java.priority import java_poll_order
 from streams_assign.assignors.priority import (
     ConstrainedPrioritySet,
     JavaPriorityQueue,
     KafkaLiteralPrioritySet,
     java_hash_set_order,
 )
-from streams_assign._java.priority import java_poll_order
 from streams_assign.model import java_uuid_hash_code
 
 DUMMY_TASK = 0
