@@ -23,15 +23,15 @@ T = TypeVar("T")
 class PrioritySet(Protocol):
     """The interface of Kafka's ``ConstrainedPrioritySet``.
 
-    ``AssignmentState.priority_set`` provides it (the fast lazy heap, or the literal Java
-    structure in verification mode).
+    ``AssignmentState.java`` (:mod:`streams_assign._java.emulation`) provides it: the fast lazy
+    heap, the exact caught-up-clients queue, or the literal Java structure in verification mode.
     """
 
     def offer(self, client: int) -> None:
         """Add or re-key a client."""
 
-    def offer_all(self, clients: Iterable[int]) -> None:
-        """Offer each client."""
+    def offer_all(self, clients: Sequence[int]) -> None:
+        """Offer each client, in order."""
 
     def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
         """Remove and return the least-loaded eligible client, or ``None``."""

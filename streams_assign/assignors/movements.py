@@ -10,17 +10,16 @@ O(C log C) per movement. While Java's heap is valid, that is the minimum of
 ``(assignedTaskLoad, ProcessId)`` over the task's caught-up clients, O(k); but a load that
 changes while its client sits in the heap (the old holder losing a task when the warmup budget
 is spent) can leave the heap out of order, and Kafka's answers then depend on the array layout.
-:class:`~streams_assign.assignors.java_heap.ExactCaughtUpClients` answers by the minimum and
-rebuilds Java's array only when such a change can matter, so it gives Kafka's exact answers;
-``AssignmentState.literal`` uses the structure-for-structure Java one instead.
+:class:`~streams_assign._java.heap.ExactCaughtUpClients` answers by the minimum and
+rebuilds Java's array only when such a change can matter, so it gives Kafka's exact answers; in
+the literal mode ``AssignmentState.java`` gives the structure-for-structure Java one instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from streams_assign._java.heap import ExactCaughtUpClients
-from streams_assign._java.priority import KafkaLiteralPrioritySet, java_poll_order
+from streams_assign._java.priority import java_poll_order
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import TaskAssignmentError
 
@@ -52,16 +51,6 @@ def needs_move(state: AssignmentState, task: int, client: int) -> bool:
     if state.caught_up(client, task):
         return False
     return state.most_caught_up_lag(task) < state.lag(client, task)
-
-
-def _caught_up_clients_by_task_load(
-    state: AssignmentState,
-) -> ExactCaughtUpClients | KafkaLiteralPrioritySet:
-    if state.literal:
-        literal = state.priority_set(state.task_load, state.caught_up)
-        assert isinstance(literal, KafkaLiteralPrioritySet)
-        return literal
-    return ExactCaughtUpClients(state)
 
 
 def _most_caught_up_eligible_client(
@@ -151,7 +140,7 @@ def assign_active_task_movements(
     holder in ``(lag, ProcessId)`` order (KAFKA-13600), swapping if it holds a standby.
     """
     movements: list[tuple[int, int]] = []
-    caught_up = _caught_up_clients_by_task_load(state)
+    caught_up = state.java.caught_up_clients_by_task_load(state)
     for client in range(state.num_clients):
         for task in sorted(state.active[client]):
             if needs_move(state, task, client):
@@ -203,7 +192,7 @@ def assign_standby_task_movements(
         The number of movements made.
     """
     movements: list[tuple[int, int]] = []
-    caught_up = _caught_up_clients_by_task_load(state)
+    caught_up = state.java.caught_up_clients_by_task_load(state)
     for destination in range(state.num_clients):
         skip = warmups.get(destination, set())
         for task in sorted(state.standby[destination]):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from streams_assign._java.priority import ConstrainedPrioritySet, KafkaLiteralPrioritySet
+from streams_assign._java.emulation import JavaEmulation, java_emulation
+from streams_assign._java.priority import PrioritySet
 from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     Assignment,
@@ -17,7 +18,6 @@ from streams_assign.model import (
     ClusterState,
     TaskId,
     is_caught_up,
-    java_uuid_hash_code,
 )
 
 
@@ -29,12 +29,16 @@ class AssignmentState:
     cluster:
         The validated rebalance input.
     literal:
-        Verification mode: use Kafka's data structures literally (Java priority queues read
-        lazily, the all-pairs balancing loop) instead of the fast equivalents. Same answers,
-        Kafka's running time; the tests compare the two.
+        Verification mode: build the state with Kafka's data structures as written (Java
+        priority queues read lazily, the all-pairs balancing loop) instead of the fast
+        equivalents. Same answers, Kafka's running time; the tests compare the two. Passed to
+        :func:`streams_assign._java.emulation.java_emulation`, the only place that tests it.
 
     Attributes
     ----------
+    java:
+        The structures the steps use where Kafka's answer comes from Java's collections
+        (:class:`~streams_assign._java.emulation.JavaEmulation`).
     tasks:
         All tasks in TaskId order; a task's index is its position here.
     stateful:
@@ -73,16 +77,12 @@ class AssignmentState:
         "_by_lag_cache",
         "_lags_by_task",
         "_min_lag_cache",
-        "literal",
-        "hash_code",
+        "java",
     )
 
     def __init__(self, cluster: ClusterState, literal: bool = False) -> None:
         self.cluster = cluster
-        self.literal = literal
-        self.hash_code: list[int] = (
-            [java_uuid_hash_code(c.id) for c in cluster.clients] if literal else []
-        )
+        self.java: JavaEmulation = java_emulation(literal, [c.id for c in cluster.clients])
         self.tasks: list[TaskId] = list(cluster.all_tasks)
         self.task_index: dict[TaskId, int] = {task: i for i, task in enumerate(self.tasks)}
         stateful_set = set(cluster.stateful_tasks)
@@ -110,17 +110,16 @@ class AssignmentState:
         self._lags_by_task: list[list[tuple[int, int]]] | None = None
         self._min_lag_cache: list[int | None] = [None] * len(self.tasks)
 
+    @property
+    def literal(self) -> bool:
+        """Whether the state runs Kafka's structures as written (verification mode)."""
+        return self.java.literal
+
     def priority_set(
         self, weights: Sequence[float], constraint: Callable[[int, int], bool]
-    ) -> ConstrainedPrioritySet | KafkaLiteralPrioritySet:
-        """A Kafka ``ConstrainedPrioritySet`` over this state's clients.
-
-        The fast lazy-heap version, or, in literal mode (``literal=True``, for verification),
-        the structure-for-structure Java one.
-        """
-        if self.literal:
-            return KafkaLiteralPrioritySet(weights, constraint, self.hash_code)
-        return ConstrainedPrioritySet(weights, constraint)
+    ) -> PrioritySet:
+        """A Kafka ``ConstrainedPrioritySet`` over this state's clients (from :attr:`java`)."""
+        return self.java.priority_set(weights, constraint)
 
     # -- sizes -------------------------------------------------------------------------------
     @property
