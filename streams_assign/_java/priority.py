@@ -147,6 +147,75 @@ class JavaPriorityQueue(Generic[T]):
         queue[k] = item
 
 
+class KeyedJavaPriorityQueue(Generic[T]):
+    """OpenJDK's ``java.util.PriorityQueue`` whose comparator's key is given with each item.
+
+    A binary heap in an array: ``offer`` sifts up, ``poll`` moves the last element to the root
+    and sifts down, preferring the left child on ties. The items' order among equal keys is the
+    heap's shape, exactly as in Java (OpenJDK 17 ``siftUpUsingComparator`` /
+    ``siftDownUsingComparator``). Keys are read when an item is offered, so the queue is exact
+    only where no item's key changes while it sits in the queue (Kafka 4.4's streams-group
+    ``StickyTaskAssignor`` heaps, Kafka Streams' ``TaskMovement`` queue); where keys change,
+    :class:`JavaPriorityQueue` reads them at every comparison.
+
+    Attributes
+    ----------
+    keys, items:
+        The backing arrays, index for index (Java's ``queue`` array and each element's key).
+    """
+
+    __slots__ = ("keys", "items")
+
+    def __init__(self) -> None:
+        self.keys: list[Any] = []
+        self.items: list[T] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def offer(self, key: Any, item: T) -> None:
+        """Insert ``item`` ordered by ``key`` (any totally ordered value; Java's ``offer``)."""
+        keys, items = self.keys, self.items
+        k = len(items)
+        keys.append(key)
+        items.append(item)
+        while k > 0:
+            parent = (k - 1) >> 1
+            if key >= keys[parent]:
+                break
+            keys[k] = keys[parent]
+            items[k] = items[parent]
+            k = parent
+        keys[k] = key
+        items[k] = item
+
+    def poll(self) -> T | None:
+        """Remove and return the head, or ``None`` when empty (Java's ``poll``)."""
+        keys, items = self.keys, self.items
+        if not items:
+            return None
+        result = items[0]
+        key = keys.pop()
+        item = items.pop()
+        n = len(items)
+        if n:
+            k = 0
+            half = n >> 1
+            while k < half:
+                child = 2 * k + 1
+                right = child + 1
+                if right < n and keys[child] > keys[right]:
+                    child = right
+                if key <= keys[child]:
+                    break
+                keys[k] = keys[child]
+                items[k] = items[child]
+                k = child
+            keys[k] = key
+            items[k] = item
+        return result
+
+
 def java_poll_order(items: Iterable[T], key: Callable[[T], Any]) -> list[T]:
     """The order in which ``java.util.PriorityQueue`` polls ``items`` offered in this order.
 
@@ -171,53 +240,20 @@ def java_poll_order(items: Iterable[T], key: Callable[[T], Any]) -> list[T]:
     A binary heap polls in non-decreasing key order, so when no two keys are equal the order is
     the sorted order and a sort gives it in O(n log n) at C speed. Elements with equal keys
     come out in an order that depends on the heap's array layout; then the queue is run as
-    OpenJDK 17 runs it (``offer``/``siftUp``, ``poll``/``siftDown``), keys held beside the array.
+    OpenJDK 17 runs it (:class:`KeyedJavaPriorityQueue`).
     """
     elements = list(items)
     keys = [key(item) for item in elements]
     if len(set(keys)) == len(keys):
         order = sorted(range(len(keys)), key=keys.__getitem__)
         return [elements[i] for i in order]
-    queue: list[T] = []
-    queue_keys: list[Any] = []
+    queue: KeyedJavaPriorityQueue[T] = KeyedJavaPriorityQueue()
     for item, item_key in zip(elements, keys, strict=True):
-        k = len(queue)
-        queue.append(item)
-        queue_keys.append(item_key)
-        while k > 0:
-            parent = (k - 1) >> 1
-            parent_key = queue_keys[parent]
-            if not item_key < parent_key:  # Java: if (cmp(x, e) >= 0) break
-                break
-            queue[k] = queue[parent]
-            queue_keys[k] = parent_key
-            k = parent
-        queue[k] = item
-        queue_keys[k] = item_key
+        queue.offer(item_key, item)
     result: list[T] = []
-    while queue:
-        result.append(queue[0])
-        item = queue.pop()
-        item_key = queue_keys.pop()
-        n = len(queue)
-        if not n:
-            break
-        k = 0
-        half = n >> 1
-        while k < half:
-            child = 2 * k + 1
-            child_key = queue_keys[child]
-            right = child + 1
-            if right < n and child_key > queue_keys[right]:  # Java: cmp(c, queue[right]) > 0
-                child = right
-                child_key = queue_keys[right]
-            if not item_key > child_key:  # Java: if (cmp(x, c) <= 0) break
-                break
-            queue[k] = queue[child]
-            queue_keys[k] = child_key
-            k = child
-        queue[k] = item
-        queue_keys[k] = item_key
+    while queue.items:
+        result.append(queue.items[0])
+        queue.poll()
     return result
 
 
@@ -347,10 +383,12 @@ class KafkaLiteralPrioritySet:
         self.offer_all(java_hash_set_order(rejected, lambda c: self._hash_code[c]))
         return found
 
+
 __all__ = [
     "ConstrainedPrioritySet",
     "JavaPriorityQueue",
     "KafkaLiteralPrioritySet",
+    "KeyedJavaPriorityQueue",
     "PrioritySet",
     "java_hash_set_order",
     "java_poll_order",
