@@ -106,7 +106,7 @@ class AssignmentState:
         ]
         self.acceptable_recovery_lag = cluster.configs.acceptable_recovery_lag
         self._caught_up_cache: list[list[int] | None] = [None] * len(self.tasks)
-        self._by_lag_cache: dict[int, tuple[list[tuple[int, int]], set[int]]] = {}
+        self._by_lag_cache: dict[int, list[tuple[int, int]]] = {}
         self._lags_by_task: list[list[tuple[int, int]]] | None = None
         self._min_lag_cache: list[int | None] = [None] * len(self.tasks)
 
@@ -221,12 +221,11 @@ class AssignmentState:
         self._caught_up_cache[task] = result
         return result
 
-    def _by_lag_parts(self, task: int) -> tuple[list[tuple[int, int]], set[int]]:
+    def _by_lag(self, task: int) -> list[tuple[int, int]]:
+        """``(lag, client)`` of the clients with local state for ``task``, ascending."""
         cached = self._by_lag_cache.get(task)
         if cached is None:
-            explicit = sorted(self._task_lags()[task])
-            cached = (explicit, {c for _, c in explicit})
-            self._by_lag_cache[task] = cached
+            cached = self._by_lag_cache[task] = sorted(self._task_lags()[task])
         return cached
 
     def clients_by_lag(self, task: int) -> Iterator[int]:
@@ -235,8 +234,9 @@ class AssignmentState:
         Clients with local state come from the sorted sparse lags; the others all share the
         whole-changelog lag and follow in index order, merged in at their lag.
         """
-        explicit, with_state = self._by_lag_parts(task)
+        explicit = self._by_lag(task)
         shared = self.no_state_lag[task]
+        with_state = {c for _, c in explicit}
         others = (c for c in range(self.num_clients) if c not in with_state)
         pending_other = next(others, None)
         for lag, client in explicit:
@@ -252,9 +252,9 @@ class AssignmentState:
         """The lag of the first client of :meth:`clients_by_lag`: the smallest of any client."""
         cached = self._min_lag_cache[task]
         if cached is None:
-            explicit, with_state = self._by_lag_parts(task)
+            explicit = self._by_lag(task)
             cached = explicit[0][0] if explicit else self.no_state_lag[task]
-            if len(with_state) < self.num_clients:
+            if len(explicit) < self.num_clients:  # a client has no local state
                 cached = min(cached, self.no_state_lag[task])
             self._min_lag_cache[task] = cached
         return cached
