@@ -50,7 +50,6 @@ from streams_assign.streams_group import (
     StreamsGroupAssignment,
     StreamsGroupMemberAssignment,
     StreamsGroupState,
-    TaskOffsets,
     TaskSet,
     from_cluster_state,
     java_string_order,
@@ -553,6 +552,7 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
     process_of = local.process_of
     candidates: dict[Task, list[tuple[int, int, int]]] = {}
     base, partitions_of = numbering.base, numbering.partitions
+    get_candidates = candidates.get
     for index, member in enumerate(state.members):
         # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
         process_id = member.process_id
@@ -572,12 +572,43 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
             for p in partitions:
                 if p < count:
                     prev_active[first + p] = index
-        if member.standby_tasks or member.task_offsets:
-            _collect_standby_candidates(
-                candidates, member.standby_tasks, member.task_offsets, index, numbering
-            )
+        # collectStandbyCandidates, inlined: (rank, -offset sum, member) per task, member order.
+        standby_tasks, task_offsets = member.standby_tasks, member.task_offsets
+        for sub, partitions in standby_tasks.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
+            reported = task_offsets.get(sub, _NO_OFFSETS)
+            for p in partitions:
+                if p < count:
+                    task = first + p
+                    entry = (0, -reported.get(p, 0), index)
+                    found = get_candidates(task)
+                    if found is None:
+                        candidates[task] = [entry]
+                    else:
+                        found.append(entry)
+        for sub, offsets in task_offsets.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
+            own = standby_tasks.get(sub, ())
+            for p, offset in offsets.items():
+                if p < count and p not in own:
+                    task = first + p
+                    found = get_candidates(task)
+                    if found is None:
+                        candidates[task] = [(1, -offset, index)]
+                    else:
+                        found.append((1, -offset, index))
     local.standby_task_to_prev_member = _rank_standby_candidates(candidates)
     return local
+
+
+#: A member's offsets of a subtopology it reported nothing for.
+_NO_OFFSETS: dict[int, int] = {}
 
 
 def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
@@ -599,47 +630,6 @@ def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
     keyed = [(spread(_string_hash(m)) & mask, i) for i, (m, _) in enumerate(members)]
     keyed.sort()
     return [members[i][1] for _, i in keyed]
-
-
-def _collect_standby_candidates(
-    candidates: dict[Task, list[tuple[int, int, int]]],
-    standby_tasks: TaskSet,
-    task_offsets: TaskOffsets,
-    member: int,
-    numbering: _TaskNumbering,
-) -> None:
-    """``collectStandbyCandidates``: (rank, -offset sum, member) per task, in member order."""
-    get = candidates.get
-    base, partitions_of = numbering.base, numbering.partitions
-    for sub, partitions in standby_tasks.items():
-        first = base.get(sub)
-        if first is None:
-            continue
-        count = partitions_of[sub]
-        reported = task_offsets.get(sub, {})
-        for p in partitions:
-            if p >= count:
-                continue
-            entry = (0, -reported.get(p, 0), member)
-            found = get(first + p)
-            if found is None:
-                candidates[first + p] = [entry]
-            else:
-                found.append(entry)
-    for sub, offsets in task_offsets.items():
-        first = base.get(sub)
-        if first is None:
-            continue
-        count = partitions_of[sub]
-        own = standby_tasks.get(sub, ())
-        for p, offset in offsets.items():
-            if p >= count or p in own:
-                continue
-            found = get(first + p)
-            if found is None:
-                candidates[first + p] = [(1, -offset, member)]
-            else:
-                found.append((1, -offset, member))
 
 
 def _rank_standby_candidates(
@@ -765,31 +755,48 @@ def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbe
     prev_standbys = local.standby_task_to_prev_member
     process_of = local.process_of
     counts = local.counts
+    standby = local.standby
+    # The placements (LocalState.place for a standby) are inlined with the total quota in
+    # locals, written back before the deferred tasks are dealt.
+    total_quota = local.total_tasks_per_member
+    total_left, total_members = local.total_tasks, local.total_members_with_task_capacity
     deferred: list[tuple[Task, int]] = []
     for task in tasks:
         for i in range(replicas):
-            prev = prev_active.get(task)
+            member: int | None = prev_active.get(task)
             if (
-                prev is not None
-                and task not in process_of[prev].tasks
-                and counts[prev] < local.total_tasks_per_member  # hasUnfulfilledTaskQuota
+                member is None
+                or task in process_of[member].tasks
+                or counts[member] >= total_quota  # hasUnfulfilledTaskQuota
             ):
-                local.place(prev, task, False)
-                continue
-            candidates = prev_standbys.get(task)
-            if candidates:
-                member: int | None
-                if len(candidates) == 1:  # findPrevMemberWithLeastLoad of a single candidate
-                    member = candidates[0]
-                    if task in process_of[member].tasks:
+                member = None
+                candidates = prev_standbys.get(task)
+                if candidates:
+                    if len(candidates) == 1:  # findPrevMemberWithLeastLoad of one candidate
+                        member = candidates[0]
+                        if task in process_of[member].tasks:
+                            member = None
+                    else:
+                        member = _find_prev_member_with_least_load(local, candidates, task)
+                    if member is not None and counts[member] >= total_quota:
                         member = None
-                else:
-                    member = _find_prev_member_with_least_load(local, candidates, task)
-                if member is not None and counts[member] < local.total_tasks_per_member:
-                    local.place(member, task, False)
-                    continue
-            deferred.append((task, replicas - i))
-            break
+                if member is None:
+                    deferred.append((task, replicas - i))
+                    break
+            process = process_of[member]
+            process.task_count += 1
+            process.tasks.add(task)
+            process.load = process.task_count / process.capacity
+            process.members_by_load = None
+            count = counts[member] + 1
+            counts[member] = count
+            standby[member].append(task)
+            if count == total_quota:  # maybeUpdateTotalTasksPerMember
+                total_members -= 1
+                total_left -= count
+                total_quota = compute_tasks_per_member(total_left, total_members)
+    local.total_tasks_per_member = total_quota
+    local.total_tasks, local.total_members_with_task_capacity = total_left, total_members
 
     deferred.sort(reverse=True)
     heap = local.process_heap()
