@@ -48,6 +48,7 @@ from streams_assign.model import (
 )
 from streams_assign.streams_group import (
     StreamsGroupAssignment,
+    StreamsGroupMember,
     StreamsGroupMemberAssignment,
     StreamsGroupState,
     TaskSet,
@@ -550,9 +551,11 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
     known = processes.index
     prev_active = local.active_task_to_prev_member
     process_of = local.process_of
-    candidates: dict[Task, list[tuple[int, int, int]]] = {}
+    members = state.members
+    ranked: dict[Task, list[int]] = {}
+    several: dict[Task, list[tuple[int, int, int]]] = {}
     base, partitions_of = numbering.base, numbering.partitions
-    get_candidates = candidates.get
+    get_ranked = ranked.get
     for index, member in enumerate(state.members):
         # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
         process_id = member.process_id
@@ -572,7 +575,10 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
             for p in partitions:
                 if p < count:
                     prev_active[first + p] = index
-        # collectStandbyCandidates, inlined: (rank, -offset sum, member) per task, member order.
+        # collectStandbyCandidates and rankStandbyCandidates, inlined. A task's candidates are
+        # ranked by (previous standby first, highest offset sum), stably in member order; most
+        # tasks have one, kept as [member] without its sort key, which is rebuilt from that
+        # member's data only when a second candidate arrives.
         standby_tasks, task_offsets = member.standby_tasks, member.task_offsets
         for sub, partitions in standby_tasks.items():
             first = base.get(sub)
@@ -583,12 +589,14 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
             for p in partitions:
                 if p < count:
                     task = first + p
-                    entry = (0, -reported.get(p, 0), index)
-                    found = get_candidates(task)
+                    found = get_ranked(task)
                     if found is None:
-                        candidates[task] = [entry]
+                        ranked[task] = [index]
                     else:
-                        found.append(entry)
+                        entries = several.get(task)
+                        if entries is None:
+                            entries = several[task] = [_candidate(members, found[0], sub, p)]
+                        entries.append((0, -reported.get(p, 0), index))
         for sub, offsets in task_offsets.items():
             first = base.get(sub)
             if first is None:
@@ -598,12 +606,20 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
             for p, offset in offsets.items():
                 if p < count and p not in own:
                     task = first + p
-                    found = get_candidates(task)
+                    found = get_ranked(task)
                     if found is None:
-                        candidates[task] = [(1, -offset, index)]
+                        ranked[task] = [index]
                     else:
-                        found.append((1, -offset, index))
-    local.standby_task_to_prev_member = _rank_standby_candidates(candidates)
+                        entries = several.get(task)
+                        if entries is None:
+                            entries = several[task] = [_candidate(members, found[0], sub, p)]
+                        entries.append((1, -offset, index))
+    for task, entries in several.items():
+        # Each member adds at most one entry per task, in member order, so sorting the whole
+        # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
+        entries.sort()
+        ranked[task] = [e[2] for e in entries]
+    local.standby_task_to_prev_member = ranked
     return local
 
 
@@ -632,16 +648,15 @@ def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
     return [members[i][1] for _, i in keyed]
 
 
-def _rank_standby_candidates(
-    candidates: dict[Task, list[tuple[int, int, int]]],
-) -> dict[Task, list[int]]:
-    """``rankStandbyCandidates``: stable sort by (previous standby first, highest offset sum)."""
-    # Each member adds at most one entry per task, in member order, so sorting the whole
-    # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
-    return {
-        task: [entries[0][2]] if len(entries) == 1 else [e[2] for e in sorted(entries)]
-        for task, entries in candidates.items()
-    }
+def _candidate(
+    members: Sequence[StreamsGroupMember], index: int, sub: str, partition: int
+) -> tuple[int, int, int]:
+    """A standby candidate's sort key ``(rank, -offset sum, member index)``: rank 0 for a
+    previous standby (offset sum 0 if it reported none), 1 for a member that only reported an
+    offset sum."""
+    member = members[index]
+    rank = 0 if partition in member.standby_tasks.get(sub, ()) else 1
+    return (rank, -member.task_offsets.get(sub, _NO_OFFSETS).get(partition, 0), index)
 
 
 def _find_prev_member_with_least_load(
