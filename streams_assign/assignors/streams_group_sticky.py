@@ -863,11 +863,16 @@ def _build_group_assignment(
     members = {}
     empty: dict[str, tuple[int, ...]] = {}
     sub_of, part_of = numbering.sub_of, numbering.part_of
+    # tuple.__new__ builds the named tuple without its Python-level __new__ (one per member).
+    new, kind = tuple.__new__, StreamsGroupMemberAssignment
     for member, active, standby in zip(state.members, local.active, local.standby, strict=True):
-        members[member.member_id] = StreamsGroupMemberAssignment(
-            _compact(active, sub_of, part_of) if active else empty,
-            _compact(standby, sub_of, part_of) if standby else empty,
-            empty,
+        members[member.member_id] = new(
+            kind,
+            (
+                _compact(active, sub_of, part_of) if active else empty,
+                _compact(standby, sub_of, part_of) if standby else empty,
+                empty,
+            ),
         )
     return StreamsGroupAssignment(members=members)
 
@@ -879,6 +884,14 @@ def _compact(
     if len(tasks) == 1:
         task = tasks[0]
         return {sub_of[task]: (part_of[task],)}
+    if len(tasks) == 2:
+        first, second = tasks
+        if second < first:
+            first, second = second, first
+        sub, other = sub_of[first], sub_of[second]
+        if sub == other:
+            return {sub: (part_of[first], part_of[second])}
+        return {sub: (part_of[first],), other: (part_of[second],)}
     tasks.sort()
     if len(tasks) <= _SHORT_TASK_LIST:
         # Few tasks, mostly one per subtopology: grow tuples in place (no list per group).
