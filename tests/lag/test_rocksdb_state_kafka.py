@@ -1,0 +1,145 @@
+"""The Kafka Streams 4.3 reader on state directories written by a real Kafka Streams 4.3 app.
+
+The project's ``OrdersApp`` (``streams_assign.testing.streams_app``) runs on kafka-streams and
+kafka-clients 4.3.1 (``.kafka/lib-next``) against the session's 4.2.1 broker: two instances,
+one stream thread each, ``num.standby.replicas=1``, so every stateful task has a store on both.
+After both closed cleanly, the state directories must hold no ``.checkpoint`` (KIP-1035) and
+``streams-lag collect``'s offsets must equal the changelog end offsets and the positions the
+instances reported (``KafkaStreams#allLocalStorePartitionLags``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from lag.cli import main as lag_main
+from lag.collect import collect_state_dirs
+from lag.rocksdb_state import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
+from streams_assign.testing.streams_app import (
+    INPUT_PARTITIONS,
+    STORES,
+    StreamsCluster,
+    app_classpath_next,
+)
+
+pytestmark = pytest.mark.kafka
+
+APP_ID = "lag43"
+RECORDS = 300
+
+
+def _end_offsets(cluster: StreamsCluster) -> dict[tuple[str, int], int]:
+    """Changelog end offsets (``kafka-get-offsets.sh``), (topic, partition) -> records."""
+    out = cluster.broker.run_tool(
+        "org.apache.kafka.tools.GetOffsetShell",
+        "--bootstrap-server",
+        cluster.broker.bootstrap_servers,
+        "--topic",
+        f"^{APP_ID}-.*-changelog$",
+    ).stdout
+    ends = {}
+    for line in out.split():
+        topic, partition, offset = line.rsplit(":", 2)
+        ends[(topic, int(partition))] = int(offset)
+    return ends
+
+
+def _caught_up(cluster: StreamsCluster, expected: int) -> bool:
+    """Every instance reports every store partition it holds at its end position."""
+    held = 0
+    for instance in cluster.instances:
+        for parts in instance.positions().values():
+            for current, end in parts.values():
+                if current != end or end == 0:
+                    return False
+                held += 1
+    return held == expected
+
+
+@pytest.fixture(scope="module")
+def state_43(kafka_broker):  # type: ignore[no-untyped-def]
+    """Two closed 4.3 instances: (state dirs, end offsets, reported positions per process)."""
+    work = Path(tempfile.mkdtemp(prefix="lag43-"))
+    try:
+        with StreamsCluster(
+            kafka_broker, APP_ID, standbys=1, cp=app_classpath_next(), work_dir=work
+        ) as cluster:
+            cluster.create_input_topics()
+            for _ in range(2):
+                cluster.add_instance(threads=1)
+            cluster.wait_stable(timeout=180, quiet_ms=2000)
+            cluster.produce(RECORDS, customers=32)
+            # 2 stores x 4 partitions, each held by the active and by the standby.
+            stores_held = len(STORES) * INPUT_PARTITIONS * 2
+            cluster.wait_until(
+                lambda: _caught_up(cluster, stores_held), 180, "every store caught up"
+            )
+            positions = {i.process_id: i.positions() for i in cluster.instances}
+            for instance in cluster.instances:
+                instance.stop()
+            ends = _end_offsets(cluster)
+            copies = []
+            for instance in cluster.instances:
+                copy = work / f"copy-{instance.name}"
+                shutil.copytree(instance.state_dir, copy)
+                copies.append(copy)
+            yield copies, ends, positions
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_kafka_streams_4_3_writes_no_checkpoint_for_its_rocksdb_stores(state_43) -> None:  # type: ignore[no-untyped-def]
+    copies, _, _ = state_43
+    for state_dir in copies:
+        app_dir = state_dir / APP_ID
+        stores = sorted(app_dir.glob(f"*/{ROCKSDB_DIR}/*"))
+        assert len(stores) == len(STORES) * INPUT_PARTITIONS, stores
+        checkpoints = sorted(p.name for p in app_dir.rglob(".checkpoint*"))
+        assert checkpoints == [], f"Kafka Streams 4.3 wrote {checkpoints} in {app_dir}"
+        from rocksdict import Rdict
+
+        for store in stores:
+            assert OFFSETS_COLUMN_FAMILY in Rdict.list_cf(str(store)), store
+
+
+def test_the_reader_gives_the_changelog_end_offsets_and_the_reported_positions(
+    state_43,  # type: ignore[no-untyped-def]
+) -> None:
+    copies, ends, positions = state_43
+    assert len(ends) == len(STORES) * INPUT_PARTITIONS
+    assert all(offset > 0 for offset in ends.values()), ends
+    result = collect_state_dirs([str(c) for c in copies], APP_ID, snapshot_time=1)
+    assert result.errors == []
+    assert sorted(result.processes.values()) == sorted(positions)
+    for process_id, reported in positions.items():
+        rows = [r for r in result.rows if r["process_id"] == process_id]
+        got = {(r["topic"], r["partition"]): r["offset"] for r in rows}
+        # every changelog partition, once per process (the active's and the standby's store)
+        assert got == ends, process_id
+        want = {
+            (f"{APP_ID}-{store}-changelog", partition): current
+            for store, parts in reported.items()
+            for partition, (current, _) in parts.items()
+        }
+        assert got == want, process_id
+        for row in rows:
+            sub = "1" if "order-totals" in row["topic"] else "2"
+            assert row["task_id"] == f"{sub}_{row['partition']}"
+            assert "/rocksdb/" in row["source"] and row["line"] is None
+
+
+def test_streams_lag_collect_writes_the_4_3_offsets(state_43, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    copies, ends, _ = state_43
+    out = tmp_path / "offsets.jsonl"
+    status = lag_main(["collect", *map(str, copies), "--application-id", APP_ID, "-o", str(out)])
+    assert status == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 2 * len(ends)
+    assert {(r["topic"], r["partition"], r["offset"]) for r in rows} == {
+        (t, p, o) for (t, p), o in ends.items()
+    }
