@@ -5,6 +5,9 @@ Layout (Kafka Streams <= 4.2, ``StateDirectory``)::
     <state.dir>/<application.id>/kafka-streams-process-metadata   {"processId":"<uuid>"}
     <state.dir>/<application.id>/<task id>/.checkpoint             OffsetCheckpoint, version 0
 
+Kafka Streams 4.3+ keeps the offsets of RocksDB stores inside them (KIP-1035) and writes no
+``.checkpoint`` for them: a task folder without one is read by :mod:`lag.rocksdb_state`.
+
 Spark's file sources skip names starting with ``.`` or ``_``, so the Spark job never reads the
 checkpoint files itself: this module reads them in plain Python (they are tiny, one per task and
 instance) and writes *offset rows*, the same table any exporter can produce (see docs/lag.md):
