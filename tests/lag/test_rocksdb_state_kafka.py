@@ -5,14 +5,20 @@ kafka-clients 4.3.1 (``.kafka/lib-next``) against the session's 4.2.1 broker: tw
 one stream thread each, ``num.standby.replicas=1``, so every stateful task has a store on both.
 After both closed cleanly, the state directories must hold no ``.checkpoint`` (KIP-1035) and
 ``streams-lag collect``'s offsets must equal the changelog end offsets and the positions the
-instances reported (``KafkaStreams#allLocalStorePartitionLags``).
+instances reported (``KafkaStreams#allLocalStorePartitionLags``). Then both restart on those
+state directories: at start-up Kafka Streams 4.3 reads its stores
+(``StateDirectory#initializeStartupStores``) and reports per task the offset sum the group
+leader logs in ``ClientState#toString`` (``changelogOffsetTotalsByTask``); the collected rows
+must sum to exactly those numbers.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +26,7 @@ import pytest
 from lag.cli import main as lag_main
 from lag.collect import collect_state_dirs
 from lag.rocksdb_state import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
+from streams_assign.testing.e2e import parse_decision
 from streams_assign.testing.streams_app import (
     INPUT_PARTITIONS,
     STORES,
@@ -47,6 +54,29 @@ def _end_offsets(cluster: StreamsCluster) -> dict[tuple[str, int], int]:
         topic, partition, offset = line.rsplit(":", 2)
         ends[(topic, int(partition))] = int(offset)
     return ends
+
+
+_CLIENT_SUMS = re.compile(
+    r"([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})=\[activeTasks: .*?"
+    r"changelogOffsetTotalsByTask: \(\[([^\]]*)\]\)"
+)
+
+
+def _reported_sums(cluster: StreamsCluster, after_ms: float) -> list[dict[str, dict[str, int]]]:
+    """Per decision the group leader logged since ``after_ms`` (epoch ms): process id -> task
+    -> reported offset sum."""
+    decisions = []
+    for instance in cluster.instances:
+        for line in instance.log_lines("Decided on assignment"):
+            logged = parse_decision(line)
+            if logged is None or logged.time_ms < after_ms:
+                continue
+            decision = {}
+            for process_id, sums in _CLIENT_SUMS.findall(line):
+                pairs = (entry.split("=") for entry in sums.split(", ") if entry)
+                decision[process_id] = {task: int(total) for task, total in pairs}
+            decisions.append(decision)
+    return decisions
 
 
 def _caught_up(cluster: StreamsCluster, expected: int) -> bool:
@@ -88,13 +118,31 @@ def state_43(kafka_broker):  # type: ignore[no-untyped-def]
                 copy = work / f"copy-{instance.name}"
                 shutil.copytree(instance.state_dir, copy)
                 copies.append(copy)
-            yield copies, ends, positions
+            # Restart both on the same state: Kafka 4.3 reads its stores and reports the sums.
+            restart_ms = time.time() * 1000
+            for instance in cluster.instances:
+                instance.start()
+
+            def restarted() -> bool:
+                fresh = all(
+                    (lines := i.records("assignment")) and lines[-1]["time_ms"] > restart_ms
+                    for i in cluster.instances
+                )
+                return (
+                    fresh and cluster.is_stable(2000) and bool(_reported_sums(cluster, restart_ms))
+                )
+
+            cluster.wait_until(restarted, 180, "a stable assignment after the restart")
+            reported = _reported_sums(cluster, restart_ms)
+            for instance in cluster.instances:
+                instance.stop()
+            yield copies, ends, positions, reported
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def test_kafka_streams_4_3_writes_no_checkpoint_for_its_rocksdb_stores(state_43) -> None:  # type: ignore[no-untyped-def]
-    copies, _, _ = state_43
+    copies, _, _, _ = state_43
     for state_dir in copies:
         app_dir = state_dir / APP_ID
         stores = sorted(app_dir.glob(f"*/{ROCKSDB_DIR}/*"))
@@ -110,7 +158,7 @@ def test_kafka_streams_4_3_writes_no_checkpoint_for_its_rocksdb_stores(state_43)
 def test_the_reader_gives_the_changelog_end_offsets_and_the_reported_positions(
     state_43,  # type: ignore[no-untyped-def]
 ) -> None:
-    copies, ends, positions = state_43
+    copies, ends, positions, _ = state_43
     assert len(ends) == len(STORES) * INPUT_PARTITIONS
     assert all(offset > 0 for offset in ends.values()), ends
     result = collect_state_dirs([str(c) for c in copies], APP_ID, snapshot_time=1)
@@ -134,7 +182,7 @@ def test_the_reader_gives_the_changelog_end_offsets_and_the_reported_positions(
 
 
 def test_streams_lag_collect_writes_the_4_3_offsets(state_43, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    copies, ends, _ = state_43
+    copies, ends, _, _ = state_43
     out = tmp_path / "offsets.jsonl"
     status = lag_main(["collect", *map(str, copies), "--application-id", APP_ID, "-o", str(out)])
     assert status == 0
@@ -143,3 +191,30 @@ def test_streams_lag_collect_writes_the_4_3_offsets(state_43, tmp_path) -> None:
     assert {(r["topic"], r["partition"], r["offset"]) for r in rows} == {
         (t, p, o) for (t, p), o in ends.items()
     }
+
+
+def test_the_collected_offsets_sum_to_what_kafka_4_3_reports_after_a_restart(state_43) -> None:  # type: ignore[no-untyped-def]
+    copies, _, _, reported = state_43
+    result = collect_state_dirs([str(c) for c in copies], APP_ID)
+    sums: dict[str, dict[str, int]] = {}
+    for row in result.rows:
+        tasks = sums.setdefault(row["process_id"], {})
+        tasks[row["task_id"]] = tasks.get(row["task_id"], 0) + row["offset"]
+    stateful = {f"{sub}_{p}" for sub in (1, 2) for p in range(INPUT_PARTITIONS)}
+    assert all(set(tasks) == stateful for tasks in sums.values()), sums
+    # Every sum the leader saw is ours, or -2 (Task.LATEST_OFFSET: an active the process ran
+    # by then) ...
+    seen = 0
+    for decision in reported:
+        for process_id, tasks in decision.items():
+            for task, total in tasks.items():
+                assert total in (-2, sums[process_id][task]), (process_id, task, total)
+                seen += total != -2
+    # ... and each process reported every stateful task from its stores at least once (its
+    # first join after the restart, owning nothing yet).
+    for process_id in sums:
+        assert any(
+            set(d.get(process_id, {})) == stateful and -2 not in d[process_id].values()
+            for d in reported
+        ), (process_id, reported)
+    assert seen >= 2 * len(stateful) and reported
