@@ -39,6 +39,8 @@ for every task folder without a ``.checkpoint`` (:func:`lag.collect.collect_stat
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import re
 import struct
 from collections.abc import Iterator
@@ -60,6 +62,7 @@ __all__ = [
     "find_rocksdb_stores",
     "read_rocksdb_offsets",
     "read_task_stores",
+    "store_is_open",
 ]
 
 #: ``RocksDBStore.DB_FILE_DIR``: the folder of a task holding its key-value stores.
@@ -70,6 +73,8 @@ OFFSETS_COLUMN_FAMILY = "offsets"
 LEGACY_STORE_CHECKPOINT_PREFIX = ".checkpoint_"
 #: Keys of the ``offsets`` column family that are not changelog partitions.
 _METADATA_KEYS = (b"status", b"position")
+#: The file rocksdict writes into every database folder it opens.
+_ROCKSDICT_CONFIG = "rocksdict-config.json"
 _TOPIC_PARTITION = re.compile(r"^(?P<topic>.+)-(?P<partition>[0-9]+)$")
 _SEGMENT = re.compile(r"^(?P<store>.+)\.(?P<segment>[0-9]+)$")
 
@@ -195,6 +200,39 @@ def decode_offset_entry(key: bytes, value: bytes) -> tuple[str, int, int]:
     return match["topic"], int(match["partition"]), offset
 
 
+def store_is_open(path: Path) -> bool:
+    """Whether a running process holds the RocksDB database at ``path`` open.
+
+    RocksDB locks ``<db>/LOCK`` with ``fcntl`` for as long as a process has the database open
+    for writing (``PosixEnv::LockFile``); Kafka Streams opens a store for as long as the task
+    is assigned. A lock that cannot be taken means the store is open elsewhere.
+
+    Parameters
+    ----------
+    path:
+        A RocksDB folder.
+
+    Returns
+    -------
+    bool
+        False when there is no ``LOCK`` file or it cannot be opened for writing (a read-only
+        copy: nobody can hold it there either).
+    """
+    try:
+        handle = open(path / "LOCK", "r+b")  # noqa: SIM115 (closed below)
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.lockf(handle, fcntl.LOCK_UN)
+        return False
+    finally:
+        handle.close()
+
+
 def _open_read_only(path: Path) -> tuple[Any, Any]:
     """Open a RocksDB folder read-only with raw bytes; return (db, offsets family or None)."""
     try:
@@ -230,13 +268,15 @@ def read_rocksdb_offsets(path: str | Path) -> tuple[StoreOffsets, list[ErrorRow]
     ----------
     path:
         A RocksDB folder (holding ``CURRENT``): ``<task>/rocksdb/<store>`` or a segment
-        ``<task>/<store>/<store>.<segment id>``. A running instance may hold it open: a
-        read-only open takes no lock and replays the write-ahead log in memory.
+        ``<task>/<store>/<store>.<segment id>``. It is opened read-only (no lock taken) and left
+        as it was found.
 
     Returns
     -------
     store : StoreOffsets
-        Unusable (``usable`` False) when the database cannot be opened, has no ``offsets``
+        Unusable (``usable`` False) when a running process holds the database open (see
+        :func:`store_is_open`: its files do not hold the offsets it committed), when the
+        database cannot be opened, has no ``offsets``
         column family (a store written by Kafka Streams <= 4.2, whose offsets were in the lost
         ``.checkpoint``), or holds an offset value that is not a long.
     errors : list of ErrorRow
@@ -259,11 +299,24 @@ def read_rocksdb_offsets(path: str | Path) -> tuple[StoreOffsets, list[ErrorRow]
         errors.append(ErrorRow(source, None, raw, f"unreadable store: {reason}"))
         return store, errors
 
+    if store_is_open(Path(path)):
+        return unusable(
+            "open in a running instance (its RocksDB LOCK is held): Kafka Streams 4.3 writes "
+            "the offsets with the write-ahead log off, so the committed ones stay in memory "
+            "until the store is flushed or closed, and the files hold older ones or none"
+        )
+    # rocksdict records its settings in the folder it opens, even read-only: remove that file
+    # again so that the state directory is left as it was found.
+    config = Path(path) / _ROCKSDICT_CONFIG
+    had_config = config.exists()
     try:
         db, family = _open_read_only(Path(path))
     except LagInputError:
         raise
     except Exception as exc:  # rocksdict raises a bare Exception for RocksDB's Status
+        if not had_config:
+            with contextlib.suppress(OSError):
+                config.unlink()
         return unusable(f"RocksDB could not open it: {exc}")
     try:
         if family is None:
@@ -310,6 +363,9 @@ def read_rocksdb_offsets(path: str | Path) -> tuple[StoreOffsets, list[ErrorRow]
         if family is not None:
             family.close()
         db.close()
+        if not had_config:
+            with contextlib.suppress(OSError):
+                config.unlink()
     return store, errors
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -263,3 +264,46 @@ def test_a_task_of_in_memory_stores_only_has_no_local_offsets(tmp_path: Path) ->
     result = collect_state_dirs([tmp_path / "i1"], "app")
 
     assert result.rows == [] and result.errors == []
+
+
+def test_a_store_a_running_process_holds_open_is_reported_not_read(tmp_path: Path) -> None:
+    app_dir = make_instance(tmp_path / "i1")
+    store = rocksdb_store(app_dir / "1_0" / "rocksdb" / "s", offsets(p0=9))
+    rocksdb_store(app_dir / "1_1" / "rocksdb" / "s", offsets(p1=4))
+    # Another process takes RocksDB's LOCK as an open database does (fcntl), until told to stop.
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys; f = open(sys.argv[1], 'r+b'); "
+            "fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+            str(store / "LOCK"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        result = collect_state_dirs([tmp_path / "i1"], "app")
+    finally:
+        holder.communicate("")
+    assert [(e.source, e.reason.split(":")[0]) for e in result.errors] == [
+        (str(store), "unreadable store")
+    ]
+    assert "open in a running instance" in result.errors[0].reason
+    assert [(r["task_id"], r["offset"]) for r in result.rows] == [("1_1", 5)]
+    # once the holder is gone, the same store is read
+    again = collect_state_dirs([tmp_path / "i1"], "app")
+    assert again.errors == [] and len(again.rows) == 2
+
+
+def test_reading_leaves_the_store_folder_as_it_was(tmp_path: Path) -> None:
+    store = rocksdb_store(tmp_path / "s", offsets(p0=1))
+    (store / "rocksdict-config.json").unlink()  # written by the rocksdict that made it
+    before = sorted((p.name, p.stat().st_size) for p in store.iterdir())
+
+    read, errors = read_rocksdb_offsets(store)
+
+    assert read.usable and errors == []
+    assert sorted((p.name, p.stat().st_size) for p in store.iterdir()) == before
