@@ -19,14 +19,15 @@ import re
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from lag.cli import main as lag_main
-from lag.collect import collect_state_dirs
+from lag.collect import CollectResult, collect_state_dirs
 from lag.rocksdb_state import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
-from streams_assign.testing.e2e import parse_decision
+from streams_assign.testing.e2e import parse_decision, wait_caught_up
 from streams_assign.testing.streams_app import (
     INPUT_PARTITIONS,
     STORES,
@@ -38,22 +39,6 @@ pytestmark = pytest.mark.kafka
 
 APP_ID = "lag43"
 RECORDS = 300
-
-
-def _end_offsets(cluster: StreamsCluster) -> dict[tuple[str, int], int]:
-    """Changelog end offsets (``kafka-get-offsets.sh``), (topic, partition) -> records."""
-    out = cluster.broker.run_tool(
-        "org.apache.kafka.tools.GetOffsetShell",
-        "--bootstrap-server",
-        cluster.broker.bootstrap_servers,
-        "--topic",
-        f"^{APP_ID}-.*-changelog$",
-    ).stdout
-    ends = {}
-    for line in out.split():
-        topic, partition, offset = line.rsplit(":", 2)
-        ends[(topic, int(partition))] = int(offset)
-    return ends
 
 
 _CLIENT_SUMS = re.compile(
@@ -79,21 +64,24 @@ def _reported_sums(cluster: StreamsCluster, after_ms: float) -> list[dict[str, d
     return decisions
 
 
-def _caught_up(cluster: StreamsCluster, expected: int) -> bool:
-    """Every instance reports every store partition it holds at its end position."""
-    held = 0
-    for instance in cluster.instances:
-        for parts in instance.positions().values():
-            for current, end in parts.values():
-                if current != end or end == 0:
-                    return False
-                held += 1
-    return held == expected
+@dataclass
+class Run43:
+    """What the 4.3 run left: copies of the closed state directories and what Kafka said."""
+
+    copies: list[Path]
+    #: (changelog topic, partition) -> end offset, records, once every store caught up
+    ends: dict[tuple[str, int], int]
+    #: process id -> store -> partition -> (position, end), reported before the close
+    positions: dict[str, dict[str, dict[int, tuple[int, int]]]]
+    #: the leader's decisions after the restart: process id -> task -> reported offset sum
+    reported: list[dict[str, dict[str, int]]]
+    #: collect_state_dirs on the instances' folders while they ran
+    live: CollectResult
 
 
 @pytest.fixture(scope="module")
 def state_43(kafka_broker):  # type: ignore[no-untyped-def]
-    """Two closed 4.3 instances: (state dirs, end offsets, reported positions per process)."""
+    """Run two 4.3 instances, read their folders live, close them, copy the folders."""
     work = Path(tempfile.mkdtemp(prefix="lag43-"))
     try:
         with StreamsCluster(
@@ -104,15 +92,16 @@ def state_43(kafka_broker):  # type: ignore[no-untyped-def]
                 cluster.add_instance(threads=1)
             cluster.wait_stable(timeout=180, quiet_ms=2000)
             cluster.produce(RECORDS, customers=32)
-            # 2 stores x 4 partitions, each held by the active and by the standby.
-            stores_held = len(STORES) * INPUT_PARTITIONS * 2
-            cluster.wait_until(
-                lambda: _caught_up(cluster, stores_held), 180, "every store caught up"
-            )
+            # every instance at the end of every changelog partition it holds, and those ends
+            # are what kafka-get-offsets prints
+            ends = {
+                (key.rsplit(":", 1)[0], int(key.rsplit(":", 1)[1])): offset
+                for key, offset in wait_caught_up(cluster).items()
+            }
             positions = {i.process_id: i.positions() for i in cluster.instances}
+            live = collect_state_dirs([str(i.state_dir) for i in cluster.instances], APP_ID)
             for instance in cluster.instances:
                 instance.stop()
-            ends = _end_offsets(cluster)
             copies = []
             for instance in cluster.instances:
                 copy = work / f"copy-{instance.name}"
@@ -136,13 +125,13 @@ def state_43(kafka_broker):  # type: ignore[no-untyped-def]
             reported = _reported_sums(cluster, restart_ms)
             for instance in cluster.instances:
                 instance.stop()
-            yield copies, ends, positions, reported
+            yield Run43(copies, ends, positions, reported, live)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def test_kafka_streams_4_3_writes_no_checkpoint_for_its_rocksdb_stores(state_43) -> None:  # type: ignore[no-untyped-def]
-    copies, _, _, _ = state_43
+    copies = state_43.copies
     for state_dir in copies:
         app_dir = state_dir / APP_ID
         stores = sorted(app_dir.glob(f"*/{ROCKSDB_DIR}/*"))
@@ -158,8 +147,10 @@ def test_kafka_streams_4_3_writes_no_checkpoint_for_its_rocksdb_stores(state_43)
 def test_the_reader_gives_the_changelog_end_offsets_and_the_reported_positions(
     state_43,  # type: ignore[no-untyped-def]
 ) -> None:
-    copies, ends, positions, _ = state_43
+    copies, ends, positions = state_43.copies, state_43.ends, state_43.positions
     assert len(ends) == len(STORES) * INPUT_PARTITIONS
+    held = sum(len(parts) for stores in positions.values() for parts in stores.values())
+    assert held == 2 * len(ends)  # the active's store and the standby's
     assert all(offset > 0 for offset in ends.values()), ends
     result = collect_state_dirs([str(c) for c in copies], APP_ID, snapshot_time=1)
     assert result.errors == []
@@ -182,7 +173,7 @@ def test_the_reader_gives_the_changelog_end_offsets_and_the_reported_positions(
 
 
 def test_streams_lag_collect_writes_the_4_3_offsets(state_43, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    copies, ends, _, _ = state_43
+    copies, ends = state_43.copies, state_43.ends
     out = tmp_path / "offsets.jsonl"
     status = lag_main(["collect", *map(str, copies), "--application-id", APP_ID, "-o", str(out)])
     assert status == 0
@@ -194,7 +185,7 @@ def test_streams_lag_collect_writes_the_4_3_offsets(state_43, tmp_path) -> None:
 
 
 def test_the_collected_offsets_sum_to_what_kafka_4_3_reports_after_a_restart(state_43) -> None:  # type: ignore[no-untyped-def]
-    copies, _, _, reported = state_43
+    copies, reported = state_43.copies, state_43.reported
     result = collect_state_dirs([str(c) for c in copies], APP_ID)
     sums: dict[str, dict[str, int]] = {}
     for row in result.rows:
@@ -218,3 +209,16 @@ def test_the_collected_offsets_sum_to_what_kafka_4_3_reports_after_a_restart(sta
             for d in reported
         ), (process_id, reported)
     assert seen >= 2 * len(stateful) and reported
+
+
+def test_stores_a_running_4_3_instance_holds_open_are_error_rows_not_stale_offsets(
+    state_43,  # type: ignore[no-untyped-def]
+) -> None:
+    live = state_43.live
+    # while running, Kafka 4.3 keeps the committed offsets in memory (WAL off): the files hold
+    # none yet, and reading them would say "offset sum 0" for caught-up stores
+    assert live.rows == []
+    assert len(live.errors) == 2 * len(state_43.ends)
+    assert {e.reason.split(":")[0] for e in live.errors} == {"unreadable store"}
+    assert all("open in a running instance" in e.reason for e in live.errors)
+    assert all("/rocksdb/" in e.source for e in live.errors)
