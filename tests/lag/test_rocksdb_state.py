@@ -245,15 +245,39 @@ def test_a_fleet_mixing_4_2_checkpoints_and_4_3_stores_is_collected_whole(
 
 
 def test_a_4_3_store_without_rocksdict_is_a_clear_input_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     app_dir = make_instance(tmp_path / "i1")
     store = rocksdb_store(app_dir / "1_0" / "rocksdb" / "s", offsets(p0=1))
     monkeypatch.setitem(sys.modules, "rocksdict", None)  # import fails
+    out = tmp_path / "offsets.parquet"
 
     with pytest.raises(LagInputError, match="needs the rocksdict package") as caught:
         collect_state_dirs([tmp_path / "i1"], "app")
     assert str(store) in str(caught.value)
+    status = lag_main(["collect", str(tmp_path / "i1"), "-o", str(out)])
+    assert status == 2
+    assert str(store) in capsys.readouterr().err
+    assert not out.exists()  # nothing partial
+
+
+def test_collect_writes_unreadable_stores_into_the_errors_table(tmp_path: Path) -> None:
+    app_dir = make_instance(tmp_path / "i1")
+    bad = rocksdb_store(app_dir / "1_0" / "rocksdb" / "s", {b"app-s-changelog-0": b"\x07"})
+    rocksdb_store(app_dir / "1_1" / "rocksdb" / "s", offsets(p1=4))
+    out, errors = tmp_path / "offsets.jsonl", tmp_path / "errors.jsonl"
+
+    status = lag_main(
+        ["collect", str(tmp_path / "i1"), "-o", str(out), "--errors-table", str(errors)]
+    )
+
+    assert status == 0
+    assert [json.loads(line)["offset"] for line in out.read_text().splitlines()] == [5]
+    rows = [json.loads(line) for line in errors.read_text().splitlines()]
+    assert [(r["source"], r["reason"].split(":")[0]) for r in rows] == [
+        (str(bad), "unreadable store")
+    ]
+    assert "app-s-changelog-0" in rows[0]["raw"] and "07" in rows[0]["raw"]  # key and value
 
 
 def test_a_task_of_in_memory_stores_only_has_no_local_offsets(tmp_path: Path) -> None:
