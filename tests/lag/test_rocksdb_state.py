@@ -166,6 +166,7 @@ def test_folders_that_are_no_rocksdb_database_are_reported(tmp_path: Path) -> No
         ("broken", "unreadable store"),
     ]
     assert "RocksDB could not open it" in result.errors[1].reason
+    assert sorted(p.name for p in broken.iterdir()) == ["CURRENT"]  # left as found
 
 
 def test_odd_entries_are_error_rows_and_the_rest_of_the_store_is_used(tmp_path: Path) -> None:
