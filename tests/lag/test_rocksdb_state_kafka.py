@@ -27,7 +27,7 @@ import pytest
 from lag.cli import main as lag_main
 from lag.collect import CollectResult, collect_state_dirs
 from lag.rocksdb_state import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
-from streams_assign.testing.e2e import parse_decision, wait_caught_up
+from streams_assign.testing.e2e import CONSUMER_GROUPS, parse_decision, wait_caught_up
 from streams_assign.testing.streams_app import (
     INPUT_PARTITIONS,
     STORES,
@@ -62,6 +62,21 @@ def _reported_sums(cluster: StreamsCluster, after_ms: float) -> list[dict[str, d
                 decision[process_id] = {task: int(total) for task, total in pairs}
             decisions.append(decision)
     return decisions
+
+
+def _group_empty(cluster: StreamsCluster) -> bool:
+    """``kafka-consumer-groups.sh --describe --members`` says the group has no member."""
+    out = cluster.broker.run_tool(
+        CONSUMER_GROUPS,
+        "--bootstrap-server",
+        cluster.broker.bootstrap_servers,
+        "--describe",
+        "--group",
+        APP_ID,
+        "--members",
+        check=False,
+    )
+    return "has no active members" in out.stdout + out.stderr
 
 
 @dataclass
@@ -108,6 +123,11 @@ def state_43(kafka_broker):  # type: ignore[no-untyped-def]
                 shutil.copytree(instance.state_dir, copy)
                 copies.append(copy)
             # Restart both on the same state: Kafka 4.3 reads its stores and reports the sums.
+            # First let the closed members' sessions expire (close keeps them in the group), so
+            # that no stale subscription is merged into a restarted process's offset sums.
+            cluster.wait_until(
+                lambda: _group_empty(cluster), 120, "the closed members to leave the group", 1.0
+            )
             restart_ms = time.time() * 1000
             for instance in cluster.instances:
                 instance.start()
