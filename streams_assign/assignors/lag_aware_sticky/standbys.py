@@ -122,14 +122,14 @@ def _even_out_standbys(
 
 def _standby_key(
     problem: IndexedCluster, c: int, t: int, counts: list[int], bounds: tuple[list[int], list[int]]
-) -> tuple[bool, bool, int, bool, float, int]:
+) -> tuple[bool, int, bool, bool, float, int]:
     held = c in problem.prev_standby[t] or c in problem.prev_active[t]
     lower, upper = bounds
     return (
         counts[c] >= upper[c],
-        counts[c] >= lower[c],
         problem.restore_cost(c, t),
         not held,
+        counts[c] >= lower[c],
         (counts[c] + 1) / problem.capacity[c],
         c,
     )
@@ -191,11 +191,11 @@ def _tag_aware_choice(
         key=lambda c: (
             problem.shared_tags(c, active) == keys,
             counts[c] >= bounds[1][c],
-            counts[c] >= bounds[0][c],
             problem.restore_cost(c, t),
+            c not in problem.prev_standby[t] and c not in problem.prev_active[t],
             problem.shared_tags(c, active),
             overlap(c),
-            c not in problem.prev_standby[t] and c not in problem.prev_active[t],
+            counts[c] >= bounds[0][c],
             (counts[c] + 1) / problem.capacity[c],
             c,
         ),
@@ -225,17 +225,21 @@ def settle_standby_moves(
             if problem.caught_up(c, t):
                 continue
             taken = {active[t], *chosen, *planned}
-            cost = problem.restore_cost(c, t)
+            held = problem.prev_standby[t] | set(problem.prev_active[t])
+            # A holder is cheaper when it restores fewer records, or as many while the target
+            # held nothing (a lag of -3: state of unknown size, charged like none at all).
+            cost = (problem.restore_cost(c, t), c not in held)
+            others = chosen[:i] + chosen[i + 1 :]
+            spread = problem.tag_spread([active[t], c, *others])
             spare = [
                 h
-                for h in problem.lags[t]
+                for h in held.union(problem.lags[t])
                 if h not in taken
-                and problem.restore_cost(h, t) < cost
-                and problem.shared_tags(h, active[t]) <= problem.shared_tags(c, active[t])
+                and (problem.restore_cost(h, t), h not in held) < cost
+                and problem.tag_spread([active[t], h, *others]) >= spread
             ]
             if not spare:
                 continue
-            held = problem.prev_standby[t]
             chosen[i] = min(spare, key=lambda h: (h not in held, problem.restore_cost(h, t), h))
             moves.append((t, c))
     return moves
