@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+
 from streams_assign.assignors.lag_aware_sticky.problem import (
     IndexedCluster,
     LeastLoaded,
@@ -102,22 +104,56 @@ def _even_out_standbys(
     def load(c: int) -> float:
         return counts[c] / problem.capacity[c]
 
+    def raise_to_lower(receiver: int, heap: list[tuple[float, int]]) -> None:
+        # ``heap`` holds (-load, client) of possible donors, stale entries skipped on pop.
+        skipped: list[tuple[float, int]] = []
+        while counts[receiver] < lower[receiver] and heap:
+            key, donor = heapq.heappop(heap)
+            if counts[donor] <= lower[donor] or donor == receiver:
+                continue
+            if -key != load(donor):
+                heapq.heappush(heap, (-load(donor), donor))
+                continue
+            tasks = movable(donor, receiver)
+            if not tasks:
+                skipped.append((key, donor))
+                continue
+            move(donor, receiver, tasks)
+            heapq.heappush(heap, (-load(donor), donor))
+        for entry in skipped:
+            heapq.heappush(heap, entry)
+
+    def lower_to_upper(donor: int, heap: list[tuple[float, int]]) -> None:
+        # ``heap`` holds (load, client) of possible receivers, stale entries skipped on pop.
+        skipped: list[tuple[float, int]] = []
+        while counts[donor] > upper[donor] and heap:
+            key, receiver = heapq.heappop(heap)
+            if counts[receiver] >= upper[receiver] or receiver == donor:
+                continue
+            if key != load(receiver):
+                heapq.heappush(heap, (load(receiver), receiver))
+                continue
+            tasks = movable(donor, receiver)
+            if not tasks:
+                skipped.append((key, receiver))
+                continue
+            move(donor, receiver, tasks)
+            heapq.heappush(heap, (load(receiver), receiver))
+        for entry in skipped:
+            heapq.heappush(heap, entry)
+
     # Raise every client to its lower bound, taking from the most loaded clients above theirs.
+    donors = [(-load(c), c) for c in range(n_clients) if counts[c] > lower[c]]
+    heapq.heapify(donors)
     for receiver in range(n_clients):
-        while counts[receiver] < lower[receiver]:
-            donors = sorted((c for c in range(n_clients) if counts[c] > lower[c]), key=load)
-            found = next(((d, ts) for d in reversed(donors) if (ts := movable(d, receiver))), None)
-            if found is None:
-                break
-            move(found[0], receiver, found[1])
+        if counts[receiver] < lower[receiver]:
+            raise_to_lower(receiver, donors)
     # Then bring every client above its upper bound down, giving to the least loaded ones.
+    receivers = [(load(c), c) for c in range(n_clients) if counts[c] < upper[c]]
+    heapq.heapify(receivers)
     for donor in range(n_clients):
-        while counts[donor] > upper[donor]:
-            receivers = sorted((c for c in range(n_clients) if counts[c] < upper[c]), key=load)
-            found = next(((r, ts) for r in receivers if (ts := movable(donor, r))), None)
-            if found is None:
-                break
-            move(donor, found[0], found[1])
+        if counts[donor] > upper[donor]:
+            lower_to_upper(donor, receivers)
 
 
 def _standby_key(
