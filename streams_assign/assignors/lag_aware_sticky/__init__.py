@@ -119,7 +119,7 @@ class LagAwareStickyTaskAssignor:
         target = assign_target_stateful_actives(problem)
         active, moving = assign_immediate_stateful_actives(problem, target)
         standbys = assign_standby_tasks(problem, active, target)
-        standby_moves = settle_standby_moves(problem, active, standbys)
+        standby_moves = settle_standby_moves(problem, active, standbys, target)
         warmups = assign_warmup_replicas(problem, moving, target, standbys, standby_moves)
         n_clients = problem.num_clients
         act: list[list[TaskId]] = [[] for _ in range(n_clients)]

@@ -44,10 +44,13 @@ def assign_standby_tasks(
     heap = LeastLoaded(counts, problem.capacity, upper)
     for t in range(n_tasks):
         chosen: list[int] = []
-        taken = {active[t]}
+        # Standbys are chosen for the converged assignment (beside the target active); a task
+        # still moving keeps its active where it is, so that client gives its standby slot
+        # to the target, which restores there in the meantime (no separate warmup needed).
+        taken = {target[t]}
         for _ in range(replicas):
             choice = (
-                _tag_aware_choice(problem, t, active[t], taken, counts, bounds)
+                _tag_aware_choice(problem, t, target[t], taken, counts, bounds)
                 if tag_keys
                 else _standby_choice(problem, t, taken, counts, bounds, heap)
             )
@@ -59,7 +62,10 @@ def assign_standby_tasks(
             counts[c] += 1
             heap.touch(c)
         standbys[t] = chosen
-    _even_out_standbys(problem, active, standbys, counts, bounds)
+    _even_out_standbys(problem, target, standbys, counts, bounds)
+    for t, chosen in enumerate(standbys):
+        if active[t] != target[t] and active[t] in chosen:
+            chosen[chosen.index(active[t])] = target[t]
     return standbys
 
 
@@ -239,7 +245,7 @@ def _tag_aware_choice(
 
 
 def settle_standby_moves(
-    problem: IndexedCluster, active: list[int], standbys: list[list[int]]
+    problem: IndexedCluster, active: list[int], standbys: list[list[int]], target: list[int]
 ) -> list[tuple[int, int]]:
     """Keep standbys on caught-up clients while their balanced places restore.
 
@@ -258,7 +264,7 @@ def settle_standby_moves(
     for t, chosen in enumerate(standbys):
         planned = set(chosen)
         for i, c in enumerate(chosen):
-            if problem.caught_up(c, t):
+            if problem.caught_up(c, t) or c == target[t]:
                 continue
             taken = {active[t], *chosen, *planned}
             held = problem.prev_standby[t] | set(problem.prev_active[t])
