@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Set as AbstractSet
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
     IndexedCluster,
@@ -14,7 +15,10 @@ __all__ = ["assign_standby_tasks", "assign_warmup_replicas", "settle_standby_mov
 
 
 def assign_standby_tasks(
-    problem: IndexedCluster, active: list[int], target: list[int]
+    problem: IndexedCluster,
+    active: list[int],
+    target: list[int],
+    early: AbstractSet[int] = frozenset(),
 ) -> list[list[int]]:
     """``min(num.standby.replicas, clients - 1)`` standbys per stateful task.
 
@@ -22,6 +26,17 @@ def assign_standby_tasks(
     ``rack.aware.assignment.tags`` is set), then by records to restore (a pending move's target
     ranks first: its standby is the warmup it needs), then by load per thread. Clients at the
     upper stateful-load bound are used only when no other client is allowed.
+
+    Parameters
+    ----------
+    problem:
+        The indexed rebalance input.
+    active, target:
+        Per stateful task, the client running it now and the one it should end on.
+    early:
+        Moving tasks whose target restores now: their standbys are chosen beside the target
+        active, and when the old owner is among them it gives its slot to the target. The
+        others' standbys are chosen beside the current active.
 
     Returns
     -------
@@ -42,15 +57,16 @@ def assign_standby_tasks(
         counts[c] += 1
     tag_keys = configs.rack_aware_assignment_tags
     heap = LeastLoaded(counts, problem.capacity, upper)
+    # An early task's standbys are chosen for the converged assignment (beside its target); its
+    # active stays on the old owner for now, so that client gives its standby slot to the
+    # target, which restores there meanwhile.
+    anchor = [target[t] if t in early else active[t] for t in range(n_tasks)]
     for t in range(n_tasks):
         chosen: list[int] = []
-        # Standbys are chosen for the converged assignment (beside the target active); a task
-        # still moving keeps its active where it is, so that client gives its standby slot
-        # to the target, which restores there in the meantime (no separate warmup needed).
-        taken = {target[t]}
+        taken = {anchor[t]}
         for _ in range(replicas):
             choice = (
-                _tag_aware_choice(problem, t, target[t], taken, counts, bounds)
+                _tag_aware_choice(problem, t, anchor[t], taken, counts, bounds)
                 if tag_keys
                 else _standby_choice(problem, t, taken, counts, bounds, heap)
             )
@@ -62,8 +78,9 @@ def assign_standby_tasks(
             counts[c] += 1
             heap.touch(c)
         standbys[t] = chosen
-    _even_out_standbys(problem, target, standbys, counts, bounds)
-    for t, chosen in enumerate(standbys):
+    _even_out_standbys(problem, anchor, standbys, counts, bounds)
+    for t in early:
+        chosen = standbys[t]
         if active[t] != target[t] and active[t] in chosen:
             chosen[chosen.index(active[t])] = target[t]
     return standbys
@@ -293,6 +310,7 @@ def assign_warmup_replicas(
     target: list[int],
     standbys: list[list[int]],
     standby_moves: list[tuple[int, int]],
+    budget: int | None = None,
 ) -> list[tuple[int, int]]:
     """Warmup replicas for pending moves, at most ``max.warmup.replicas`` in all.
 
@@ -304,7 +322,8 @@ def assign_warmup_replicas(
     list[tuple[int, int]]
         ``(task, client)`` pairs.
     """
-    budget = problem.cluster.configs.max_warmup_replicas
+    if budget is None:
+        budget = problem.cluster.configs.max_warmup_replicas
     wanted = [(t, target[t]) for t in moving if target[t] not in standbys[t]]
     wanted.sort(key=lambda m: (problem.restore_cost(m[1], m[0]), m[0]))
     later = sorted(standby_moves, key=lambda m: (problem.restore_cost(m[1], m[0]), m))
