@@ -127,41 +127,30 @@ def _even_out_standbys(
     def load(c: int) -> float:
         return counts[c] / problem.capacity[c]
 
-    def raise_to_lower(receiver: int, heap: list[tuple[float, int]]) -> None:
-        # ``heap`` holds (-load, client) of possible donors, stale entries skipped on pop.
+    def trade(client: int, heap: list[tuple[float, int]], taking: bool) -> None:
+        # Moves standbys to ``client`` (taking) or away from it until it is within its bounds,
+        # with the partners ``heap`` holds: (-load, donor) when taking, (load, receiver) when
+        # giving; stale entries are refreshed on pop, partners without a movable task skipped.
+        sign = -1 if taking else 1
         skipped: list[tuple[float, int]] = []
-        while counts[receiver] < lower[receiver] and heap:
-            key, donor = heapq.heappop(heap)
-            if counts[donor] <= lower[donor] or donor == receiver:
+        while heap and (
+            counts[client] < lower[client] if taking else counts[client] > upper[client]
+        ):
+            key, other = heapq.heappop(heap)
+            if other == client or (
+                counts[other] <= lower[other] if taking else counts[other] >= upper[other]
+            ):
                 continue
-            if -key != load(donor):
-                heapq.heappush(heap, (-load(donor), donor))
+            if key != sign * load(other):
+                heapq.heappush(heap, (sign * load(other), other))
                 continue
+            donor, receiver = (other, client) if taking else (client, other)
             tasks = movable(donor, receiver)
             if not tasks:
-                skipped.append((key, donor))
+                skipped.append((key, other))
                 continue
             move(donor, receiver, tasks)
-            heapq.heappush(heap, (-load(donor), donor))
-        for entry in skipped:
-            heapq.heappush(heap, entry)
-
-    def lower_to_upper(donor: int, heap: list[tuple[float, int]]) -> None:
-        # ``heap`` holds (load, client) of possible receivers, stale entries skipped on pop.
-        skipped: list[tuple[float, int]] = []
-        while counts[donor] > upper[donor] and heap:
-            key, receiver = heapq.heappop(heap)
-            if counts[receiver] >= upper[receiver] or receiver == donor:
-                continue
-            if key != load(receiver):
-                heapq.heappush(heap, (load(receiver), receiver))
-                continue
-            tasks = movable(donor, receiver)
-            if not tasks:
-                skipped.append((key, receiver))
-                continue
-            move(donor, receiver, tasks)
-            heapq.heappush(heap, (load(receiver), receiver))
+            heapq.heappush(heap, (sign * load(other), other))
         for entry in skipped:
             heapq.heappush(heap, entry)
 
@@ -170,13 +159,13 @@ def _even_out_standbys(
     heapq.heapify(donors)
     for receiver in range(n_clients):
         if counts[receiver] < lower[receiver]:
-            raise_to_lower(receiver, donors)
+            trade(receiver, donors, taking=True)
     # Then bring every client above its upper bound down, giving to the least loaded ones.
     receivers = [(load(c), c) for c in range(n_clients) if counts[c] < upper[c]]
     heapq.heapify(receivers)
     for donor in range(n_clients):
         if counts[donor] > upper[donor]:
-            lower_to_upper(donor, receivers)
+            trade(donor, receivers, taking=False)
 
 
 def _standby_key(
