@@ -51,7 +51,6 @@ LONG_MODULES = {
     "streams_assign/consumer/sticky.py": (
         "the twin of Kafka's AbstractStickyAssignor (general and constrained paths share state)"
     ),
-    "streams_assign/streams_group.py": "to be split: format load/validate/dump and conversion",
 }
 
 
