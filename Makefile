@@ -42,9 +42,10 @@ e2e: $(STAMP) $(KAFKA_STAMP)
 demo-kafka: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/python -m streams_assign.testing.demo_kafka --scenario A --scenario B --scenario C
 
-# The edit loop: everything but Spark, the broker and the long solver runs (under a minute).
+# The edit loop: everything but Spark, Kafka's JVMs (broker and reference assignors) and the long
+# solver runs, with hypothesis' "fast" profile (fewer examples, tests/tiers.py): under a minute.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not spark and not kafka and not slow"
+	$(BIN)/python -m pytest -m "not spark and not kafka and not slow" --hypothesis-profile=fast
 
 lint: $(STAMP)
 	$(BIN)/ruff check streams_assign lag tests benchmarks

@@ -160,24 +160,27 @@ def shared_states(with_optimum: bool, console: Console) -> None:
 
 def scale_states(sizes: list[int], repeat: int, console: Console) -> None:
     table = Table(title="Seeded scale states (4 threads, 2000 + 1000 tasks, 1 standby)")
-    for column in ("clients", "assignor", "median s", "restore records", "moved actives", "moves"):
+    columns = ("clients", "assignor", "median s", "median CPU s", "restore records")
+    for column in (*columns, "moved actives", "moves"):
         table.add_column(column, justify="right")
     for size in sizes:
         cluster = parse_cluster_state(scale_scenario(size, seed=0))
         costs = PlacementCosts.of(cluster)
         for name in ASSIGNORS:
-            times = []
+            times, cpu = [], []
             result = None
             for _ in range(repeat):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 result = assign(cluster, assignor=name)
                 times.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
             assert result is not None
             m = score(cluster, result, costs)
             table.add_row(
                 str(size),
                 name,
                 f"{statistics.median(times):.3f}",
+                f"{statistics.median(cpu):.3f}",
                 f"{m.restore_records:,}",
                 str(m.active_moves),
                 str(m.moves),

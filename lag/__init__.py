@@ -6,7 +6,8 @@ exporter can write); outputs are the cluster-state JSON that ``streams_assign`` 
 a restore table and an errors table. See ``docs/lag.md``.
 
 Modules: :mod:`lag.topology`, :mod:`lag.members`, :mod:`lag.get_offsets` and :mod:`lag.collect`
-read the inputs (plain Python); :mod:`lag.readers` and :mod:`lag.job` are the Spark job;
+(with :mod:`lag.rocksdb_state` for Kafka Streams 4.3+ stores) read the inputs (plain Python);
+:mod:`lag.readers` and :mod:`lag.job` are the Spark job;
 :mod:`lag.pipeline` and :mod:`lag.cli` run it (``streams-lag``); :mod:`lag.generate` writes
 synthetic fleets; :mod:`lag.demo` is the end-to-end demo. Importing the package does not import
 Spark.

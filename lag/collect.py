@@ -5,6 +5,9 @@ Layout (Kafka Streams <= 4.2, ``StateDirectory``)::
     <state.dir>/<application.id>/kafka-streams-process-metadata   {"processId":"<uuid>"}
     <state.dir>/<application.id>/<task id>/.checkpoint             OffsetCheckpoint, version 0
 
+Kafka Streams 4.3+ keeps the offsets of RocksDB stores inside them (KIP-1035) and writes no
+``.checkpoint`` for them: a task folder without one is read by :mod:`lag.rocksdb_state`.
+
 Spark's file sources skip names starting with ``.`` or ``_``, so the Spark job never reads the
 checkpoint files itself: this module reads them in plain Python (they are tiny, one per task and
 instance) and writes *offset rows*, the same table any exporter can produce (see docs/lag.md):
@@ -306,15 +309,17 @@ def collect_state_dirs(
     -------
     CollectResult
         Offset rows (one per checkpoint entry, plus a marker row per empty checkpoint) and
-        error rows. A folder whose process id cannot be read contributes only an error row; a
-        task folder without ``.checkpoint`` contributes nothing (Kafka reports no offset sum
-        for it either).
+        error rows. A folder whose process id cannot be read contributes only an error row. A
+        task folder without ``.checkpoint`` is read as Kafka Streams 4.3+ keeps it (KIP-1035:
+        offsets inside the RocksDB stores, :func:`lag.rocksdb_state.read_task_stores`); one
+        with neither contributes nothing (Kafka reports no offset sum for it either).
 
     Raises
     ------
     LagInputError
-        When a given path does not exist or holds no application folder, or when two folders
-        hold the same process id (their offsets would be summed as one instance's).
+        When a given path does not exist or holds no application folder, when two folders
+        hold the same process id (their offsets would be summed as one instance's), or when a
+        4.3+ RocksDB store is met and the rocksdict package is missing.
     """
     check_process_ids(state_dirs, application_id)
     result = CollectResult()
@@ -332,17 +337,23 @@ def collect_state_dirs(
             if not task_dir.is_dir() or parse_task_id(task_dir.name) is None:
                 continue  # Kafka ignores unknown files beside task folders, too
             checkpoint_path = task_dir / CHECKPOINT_FILE
-            if not checkpoint_path.exists():
-                continue
-            checkpoint, errors = read_checkpoint(checkpoint_path)
-            result.errors.extend(errors)
-            if checkpoint is None:
-                continue
             base = {
                 "process_id": process_id,
                 "task_id": task_dir.name,
                 "snapshot_time": snapshot_time,
             }
+            if not checkpoint_path.exists():
+                # Kafka Streams 4.3+ (KIP-1035): the offsets live in the stores themselves.
+                from lag.rocksdb_state import read_task_stores
+
+                stores = read_task_stores(task_dir)
+                result.errors.extend(stores.errors)
+                result.rows.extend(stores.rows(base))
+                continue
+            checkpoint, errors = read_checkpoint(checkpoint_path)
+            result.errors.extend(errors)
+            if checkpoint is None:
+                continue
             if not checkpoint.entries:
                 result.rows.append(
                     {

@@ -1,14 +1,24 @@
-"""Shared fixtures: where the shared Kafka scenarios live."""
+"""Shared fixtures: where the shared Kafka scenarios live, the one Kafka broker and the one Spark
+session of a test run, the hypothesis profiles of the test tiers."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SCENARIOS = SHARED / "scenarios"
+
+# Hypothesis profiles of the test tiers (tests/tiers.py): "full" is hypothesis' defaults (make
+# test, CI); "fast" draws fewer examples (make test-fast passes --hypothesis-profile=fast).
+settings.register_profile("full", settings())
+settings.register_profile("fast", max_examples=20)
 
 
 @pytest.fixture(scope="session")
@@ -43,9 +53,66 @@ def kafka_broker(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def
             print(f"\nKafka broker logs kept in {kept / 'logs'}")
 
 
+#: Settings of the one Spark session of a test run, for small inputs on a shared 2-core machine:
+#: two shuffle partitions, no UI, a 512 MB driver heap, no adaptive re-planning and no
+#: whole-stage code generation (on inputs of a few hundred rows, compiling each stage costs more
+#: than running it), and a JVM that only JIT-compiles with C1 and collects with one GC thread.
+#: The job's results do not depend on any of these; they halve the CPU the lag tests take.
+SPARK_TEST_CONFIGS = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.memory": "512m",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.codegen.wholeStage": "false",
+}
+SPARK_TEST_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """The one Spark session (``local[2]``, :data:`SPARK_TEST_CONFIGS`) of the whole test run.
+
+    Every test that needs Spark (``tests/lag``, the end-to-end checks' ``e2e_spark``) shares it,
+    so one JVM starts per run; stopped at the end of the session. FAILS (never skips) when
+    PySpark is missing (``pip install -e '.[lag]'``).
+    """
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        pytest.fail(f"the spark tests need PySpark (pip install -e '.[lag]'): {exc}", pytrace=False)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from lag.spark import LOG_CONFIG
+
+    builder = SparkSession.builder.master("local[2]").appName("streams-assign-tests")
+    for key, value in SPARK_TEST_CONFIGS.items():
+        builder = builder.config(key, value)
+    java_options = " ".join(
+        (f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}", *SPARK_TEST_JVM_OPTIONS)
+    )
+    session = builder.config("spark.driver.extraJavaOptions", java_options).getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
 #: Fixtures that start something heavy, and the marker their tests get (``make test-fast``
-#: deselects ``spark``, ``kafka`` and ``slow``): a JVM-backed Spark session, a Kafka broker.
-HEAVY_FIXTURES = {"spark": "spark", "kafka_broker": "kafka"}
+#: deselects ``spark``, ``kafka`` and ``slow``): a JVM-backed Spark session, a Kafka broker, and
+#: the JVMs that run Kafka's own assignors on Kafka's jars (``kafka_reference``: the classic
+#: Streams assignors, ``kafka_groups``: consumer and Connect assignors, ``kafka_sticky``: the
+#: KIP-1071 ``StickyTaskAssignor``). ``make test-fast`` needs neither a JDK nor ``.kafka``.
+HEAVY_FIXTURES = {
+    "spark": "spark",
+    "kafka_broker": "kafka",
+    "kafka_reference": "kafka",
+    "kafka_groups": "kafka",
+    "kafka_sticky": "kafka",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -41,7 +41,7 @@ PUBLIC = [
     "process_id_sort_key",
 ]
 
-#: Modules allowed over ~600 lines, each with the reason docs/architecture gives.
+#: Modules allowed over ~600 lines, each with the reason docs/api.md gives.
 LONG_MODULES = {
     "streams_assign/optimal/model.py": "the CP-SAT model of both problems, one formulation",
     "streams_assign/optimal/solve.py": "the staged CP-SAT solve and its result type",
@@ -51,7 +51,6 @@ LONG_MODULES = {
     "streams_assign/consumer/sticky.py": (
         "the twin of Kafka's AbstractStickyAssignor (general and constrained paths share state)"
     ),
-    "streams_assign/streams_group.py": "to be split: format load/validate/dump and conversion",
 }
 
 
@@ -168,9 +167,11 @@ def test_the_core_imports_no_optional_feature() -> None:
 
 
 def test_no_module_is_over_600_lines_unless_listed() -> None:
+    lag = sorted((PACKAGE.parent / "lag").rglob("*.py"))
+    assert lag, "the lag package is missing beside streams_assign"
     long = {
         str(p.relative_to(PACKAGE.parent)): len(p.read_text(encoding="utf-8").splitlines())
-        for p in modules()
+        for p in modules() + lag
     }
     over = {name for name, lines in long.items() if lines > 600}
     assert over <= set(LONG_MODULES), f"over 600 lines: {over - set(LONG_MODULES)}"

@@ -320,13 +320,15 @@ class ExactCaughtUpClients:
         load = state.task_load
         present = self._present
         best: int | None = None
-        best_key: tuple[float, int] | None = None
+        best_load = 0.0
+        # Caught-up clients come in ascending index order, so the first of equal loads is the
+        # least (load, ProcessId).
         for client in state.caught_up_clients(task):
             if not present[client] or (extra is not None and not extra(client)):
                 continue
-            key = (load[client], client)
-            if best_key is None or key < best_key:
-                best, best_key = client, key
+            client_load = load[client]
+            if best is None or client_load < best_load:
+                best, best_load = client, client_load
         if best is None:
             # Every client is polled and offered back: the array restarts from the loads.
             all_present = self._num_present == len(present)

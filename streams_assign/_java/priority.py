@@ -23,15 +23,15 @@ T = TypeVar("T")
 class PrioritySet(Protocol):
     """The interface of Kafka's ``ConstrainedPrioritySet``.
 
-    ``AssignmentState.priority_set`` provides it (the fast lazy heap, or the literal Java
-    structure in verification mode).
+    ``AssignmentState.java`` (:mod:`streams_assign._java.emulation`) provides it: the fast lazy
+    heap, the exact caught-up-clients queue, or the literal Java structure in verification mode.
     """
 
     def offer(self, client: int) -> None:
         """Add or re-key a client."""
 
-    def offer_all(self, clients: Iterable[int]) -> None:
-        """Offer each client."""
+    def offer_all(self, clients: Sequence[int]) -> None:
+        """Offer each client, in order."""
 
     def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
         """Remove and return the least-loaded eligible client, or ``None``."""
@@ -145,6 +145,116 @@ class JavaPriorityQueue(Generic[T]):
             queue[k] = element
             k = child
         queue[k] = item
+
+
+class KeyedJavaPriorityQueue(Generic[T]):
+    """OpenJDK's ``java.util.PriorityQueue`` whose comparator's key is given with each item.
+
+    A binary heap in an array: ``offer`` sifts up, ``poll`` moves the last element to the root
+    and sifts down, preferring the left child on ties. The items' order among equal keys is the
+    heap's shape, exactly as in Java (OpenJDK 17 ``siftUpUsingComparator`` /
+    ``siftDownUsingComparator``). Keys are read when an item is offered, so the queue is exact
+    only where no item's key changes while it sits in the queue (Kafka 4.4's streams-group
+    ``StickyTaskAssignor`` heaps, Kafka Streams' ``TaskMovement`` queue); where keys change,
+    :class:`JavaPriorityQueue` reads them at every comparison.
+
+    Attributes
+    ----------
+    keys, items:
+        The backing arrays, index for index (Java's ``queue`` array and each element's key).
+    """
+
+    __slots__ = ("keys", "items")
+
+    def __init__(self) -> None:
+        self.keys: list[Any] = []
+        self.items: list[T] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def offer(self, key: Any, item: T) -> None:
+        """Insert ``item`` ordered by ``key`` (any totally ordered value; Java's ``offer``)."""
+        keys, items = self.keys, self.items
+        k = len(items)
+        keys.append(key)
+        items.append(item)
+        while k > 0:
+            parent = (k - 1) >> 1
+            if key >= keys[parent]:
+                break
+            keys[k] = keys[parent]
+            items[k] = items[parent]
+            k = parent
+        keys[k] = key
+        items[k] = item
+
+    def poll(self) -> T | None:
+        """Remove and return the head, or ``None`` when empty (Java's ``poll``)."""
+        keys, items = self.keys, self.items
+        if not items:
+            return None
+        result = items[0]
+        key = keys.pop()
+        item = items.pop()
+        n = len(items)
+        if n:
+            k = 0
+            half = n >> 1
+            while k < half:
+                child = 2 * k + 1
+                right = child + 1
+                if right < n and keys[child] > keys[right]:
+                    child = right
+                if key <= keys[child]:
+                    break
+                keys[k] = keys[child]
+                items[k] = items[child]
+                k = child
+            keys[k] = key
+            items[k] = item
+        return result
+
+
+def java_poll_order(items: Iterable[T], key: Callable[[T], Any]) -> list[T]:
+    """The order in which ``java.util.PriorityQueue`` polls ``items`` offered in this order.
+
+    For a queue that is filled first and then polled until empty, its comparator given as a
+    sort key that does not change while an element is queued (Kafka's ``TaskMovement`` queue).
+
+    Parameters
+    ----------
+    items:
+        The elements, in the order they are offered.
+    key:
+        Maps an element to a value ordered as Java's comparator orders elements; read once per
+        element.
+
+    Returns
+    -------
+    list
+        The elements in Java's poll order.
+
+    Notes
+    -----
+    A binary heap polls in non-decreasing key order, so when no two keys are equal the order is
+    the sorted order and a sort gives it in O(n log n) at C speed. Elements with equal keys
+    come out in an order that depends on the heap's array layout; then the queue is run as
+    OpenJDK 17 runs it (:class:`KeyedJavaPriorityQueue`).
+    """
+    elements = list(items)
+    keys = [key(item) for item in elements]
+    if len(set(keys)) == len(keys):
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        return [elements[i] for i in order]
+    queue: KeyedJavaPriorityQueue[T] = KeyedJavaPriorityQueue()
+    for item, item_key in zip(elements, keys, strict=True):
+        queue.offer(item_key, item)
+    result: list[T] = []
+    while queue.items:
+        result.append(queue.items[0])
+        queue.poll()
+    return result
 
 
 class ConstrainedPrioritySet:
@@ -273,10 +383,13 @@ class KafkaLiteralPrioritySet:
         self.offer_all(java_hash_set_order(rejected, lambda c: self._hash_code[c]))
         return found
 
+
 __all__ = [
     "ConstrainedPrioritySet",
     "JavaPriorityQueue",
     "KafkaLiteralPrioritySet",
+    "KeyedJavaPriorityQueue",
     "PrioritySet",
     "java_hash_set_order",
+    "java_poll_order",
 ]

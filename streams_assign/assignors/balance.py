@@ -68,7 +68,7 @@ def balance_tasks_over_threads(
     n = state.num_clients
     if n < 2:
         return
-    if state.literal:
+    if state.java.visits_every_pair:
         _balance_all_pairs(state, standby, predicate)
         return
     role = state.standby if standby else state.active

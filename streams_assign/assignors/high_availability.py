@@ -9,7 +9,6 @@ side by side: :func:`assign_active_stateful_tasks`, :func:`assign_standby_replic
 
 from __future__ import annotations
 
-import heapq
 from typing import TYPE_CHECKING
 
 from streams_assign.assignors.balance import balance_tasks_over_threads
@@ -106,23 +105,15 @@ def assign_stateless_active_tasks(
 
 
 def _deal_stateless_active_tasks(state: AssignmentState) -> None:
-    load = state.active_load
-    if state.literal:
-        candidates = state.priority_set(load, lambda client, task: True)
-        candidates.offer_all(range(state.num_clients))
-        for task in state.stateless_tasks:
-            client = candidates.poll(task)
-            assert client is not None
-            state.assign_active(client, task)
-            candidates.offer(client)
-        return
-    # Only the polled client's weight changes, so a plain heap keyed (load, index) is exact.
-    heap = [(load[c], c) for c in range(state.num_clients)]
-    heapq.heapify(heap)
+    # Kafka's ConstrainedPrioritySet over actives per thread, no constraint: only the polled
+    # client's weight changes, and it is offered back at once.
+    candidates = state.priority_set(state.active_load, lambda client, task: True)
+    candidates.offer_all(range(state.num_clients))
     for task in state.stateless_tasks:
-        _, client = heapq.heappop(heap)
+        client = candidates.poll(task)
+        assert client is not None
         state.assign_active(client, task)
-        heapq.heappush(heap, (load[client], client))
+        candidates.offer(client)
 
 
 def assign_with_state(state: AssignmentState) -> tuple[bool, dict[int, set[int]]]:

@@ -10,17 +10,16 @@ O(C log C) per movement. While Java's heap is valid, that is the minimum of
 ``(assignedTaskLoad, ProcessId)`` over the task's caught-up clients, O(k); but a load that
 changes while its client sits in the heap (the old holder losing a task when the warmup budget
 is spent) can leave the heap out of order, and Kafka's answers then depend on the array layout.
-:class:`~streams_assign.assignors.java_heap.ExactCaughtUpClients` answers by the minimum and
-rebuilds Java's array only when such a change can matter, so it gives Kafka's exact answers;
-``AssignmentState.literal`` uses the structure-for-structure Java one instead.
+:class:`~streams_assign._java.heap.ExactCaughtUpClients` answers by the minimum and
+rebuilds Java's array only when such a change can matter, so it gives Kafka's exact answers; in
+the literal mode ``AssignmentState.java`` gives the structure-for-structure Java one instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from streams_assign._java.heap import ExactCaughtUpClients
-from streams_assign._java.priority import JavaPriorityQueue, KafkaLiteralPrioritySet
+from streams_assign._java.priority import java_poll_order
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import TaskAssignmentError
 
@@ -54,16 +53,6 @@ def needs_move(state: AssignmentState, task: int, client: int) -> bool:
     return state.most_caught_up_lag(task) < state.lag(client, task)
 
 
-def _caught_up_clients_by_task_load(
-    state: AssignmentState,
-) -> ExactCaughtUpClients | KafkaLiteralPrioritySet:
-    if state.literal:
-        literal = state.priority_set(state.task_load, state.caught_up)
-        assert isinstance(literal, KafkaLiteralPrioritySet)
-        return literal
-    return ExactCaughtUpClients(state)
-
-
 def _most_caught_up_eligible_client(
     state: AssignmentState,
     task: int,
@@ -78,10 +67,21 @@ def _most_caught_up_eligible_client(
     return None
 
 
-def _movement_queue(state: AssignmentState) -> JavaPriorityQueue[tuple[int, int]]:
-    # Movements order by (number of caught-up clients, TaskId); equal keys (standby copies of one
-    # task) come out in Java's heap order, which this queue reproduces.
-    return JavaPriorityQueue(key=lambda m: (len(state.caught_up_clients(m[0])), m[0]))
+def _movement_order(
+    state: AssignmentState, movements: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Kafka's movement ``PriorityQueue``, filled with ``(task, client)`` and then drained.
+
+    Movements order by (number of caught-up clients, TaskId), which no movement changes (lags
+    are fixed); equal keys (standby copies of one task) come out in Java's heap order.
+    """
+    num_tasks = len(state.tasks)
+
+    def key(movement: tuple[int, int]) -> int:
+        task = movement[0]
+        return len(state.caught_up_clients(task)) * num_tasks + task
+
+    return java_poll_order(movements, key)
 
 
 def _swap_standby_and_active(
@@ -139,18 +139,15 @@ def assign_active_task_movements(
     loaded caught-up client and leave a warmup; move to the most caught-up client before the
     holder in ``(lag, ProcessId)`` order (KAFKA-13600), swapping if it holds a standby.
     """
-    movements = _movement_queue(state)
-    caught_up = _caught_up_clients_by_task_load(state)
+    movements: list[tuple[int, int]] = []
+    caught_up = state.java.caught_up_clients_by_task_load(state)
     for client in range(state.num_clients):
         for task in sorted(state.active[client]):
             if needs_move(state, task, client):
-                movements.offer((task, client))
+                movements.append((task, client))
         caught_up.offer(client)
     needed = len(movements)
-    while movements:
-        movement = movements.poll()
-        assert movement is not None
-        task, destination = movement
+    for task, destination in _movement_order(state, movements):
 
         def holds_standby(client: int, task: int = task) -> bool:
             return task in state.standby[client]
@@ -194,21 +191,18 @@ def assign_standby_task_movements(
     int
         The number of movements made.
     """
-    movements = _movement_queue(state)
-    caught_up = _caught_up_clients_by_task_load(state)
+    movements: list[tuple[int, int]] = []
+    caught_up = state.java.caught_up_clients_by_task_load(state)
     for destination in range(state.num_clients):
         skip = warmups.get(destination, set())
         for task in sorted(state.standby[destination]):
             if task in skip:
                 continue
             if needs_move(state, task, destination):
-                movements.offer((task, destination))
+                movements.append((task, destination))
         caught_up.offer(destination)
     made = 0
-    while movements:
-        movement = movements.poll()
-        assert movement is not None
-        task, destination = movement
+    for task, destination in _movement_order(state, movements):
 
         def eligible(client: int, task: int = task) -> bool:
             return not state.has_assigned(client, task)

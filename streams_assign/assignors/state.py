@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from streams_assign._java.priority import ConstrainedPrioritySet, KafkaLiteralPrioritySet
+from streams_assign._java.emulation import JavaEmulation, java_emulation
+from streams_assign._java.priority import PrioritySet
 from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     Assignment,
@@ -17,7 +18,6 @@ from streams_assign.model import (
     ClusterState,
     TaskId,
     is_caught_up,
-    java_uuid_hash_code,
 )
 
 
@@ -29,12 +29,16 @@ class AssignmentState:
     cluster:
         The validated rebalance input.
     literal:
-        Verification mode: use Kafka's data structures literally (Java priority queues read
-        lazily, the all-pairs balancing loop) instead of the fast equivalents. Same answers,
-        Kafka's running time; the tests compare the two.
+        Verification mode: build the state with Kafka's data structures as written (Java
+        priority queues read lazily, the all-pairs balancing loop) instead of the fast
+        equivalents. Same answers, Kafka's running time; the tests compare the two. Passed to
+        :func:`streams_assign._java.emulation.java_emulation`, the only place that tests it.
 
     Attributes
     ----------
+    java:
+        The structures the steps use where Kafka's answer comes from Java's collections
+        (:class:`~streams_assign._java.emulation.JavaEmulation`).
     tasks:
         All tasks in TaskId order; a task's index is its position here.
     stateful:
@@ -71,16 +75,14 @@ class AssignmentState:
         "acceptable_recovery_lag",
         "_caught_up_cache",
         "_by_lag_cache",
-        "literal",
-        "hash_code",
+        "_lags_by_task",
+        "_min_lag_cache",
+        "java",
     )
 
     def __init__(self, cluster: ClusterState, literal: bool = False) -> None:
         self.cluster = cluster
-        self.literal = literal
-        self.hash_code: list[int] = (
-            [java_uuid_hash_code(c.id) for c in cluster.clients] if literal else []
-        )
+        self.java: JavaEmulation = java_emulation(literal, [c.id for c in cluster.clients])
         self.tasks: list[TaskId] = list(cluster.all_tasks)
         self.task_index: dict[TaskId, int] = {task: i for i, task in enumerate(self.tasks)}
         stateful_set = set(cluster.stateful_tasks)
@@ -103,20 +105,21 @@ class AssignmentState:
             for task, s in zip(self.tasks, self.stateful, strict=True)
         ]
         self.acceptable_recovery_lag = cluster.configs.acceptable_recovery_lag
-        self._caught_up_cache: dict[int, list[int]] = {}
-        self._by_lag_cache: dict[int, tuple[list[tuple[int, int]], set[int]]] = {}
+        self._caught_up_cache: list[list[int] | None] = [None] * len(self.tasks)
+        self._by_lag_cache: dict[int, list[tuple[int, int]]] = {}
+        self._lags_by_task: list[list[tuple[int, int]]] | None = None
+        self._min_lag_cache: list[int | None] = [None] * len(self.tasks)
+
+    @property
+    def literal(self) -> bool:
+        """Whether the state runs Kafka's structures as written (verification mode)."""
+        return self.java.literal
 
     def priority_set(
         self, weights: Sequence[float], constraint: Callable[[int, int], bool]
-    ) -> ConstrainedPrioritySet | KafkaLiteralPrioritySet:
-        """A Kafka ``ConstrainedPrioritySet`` over this state's clients.
-
-        The fast lazy-heap version, or, in literal mode (``literal=True``, for verification),
-        the structure-for-structure Java one.
-        """
-        if self.literal:
-            return KafkaLiteralPrioritySet(weights, constraint, self.hash_code)
-        return ConstrainedPrioritySet(weights, constraint)
+    ) -> PrioritySet:
+        """A Kafka ``ConstrainedPrioritySet`` over this state's clients (from :attr:`java`)."""
+        return self.java.priority_set(weights, constraint)
 
     # -- sizes -------------------------------------------------------------------------------
     @property
@@ -133,20 +136,17 @@ class AssignmentState:
         return task in self.active[client] or task in self.standby[client]
 
     # -- mutation ----------------------------------------------------------------------------
-    def _refresh(self, client: int) -> None:
-        cap = self.capacity[client]
-        n_active = len(self.active[client])
-        self.task_load[client] = (n_active + len(self.standby[client])) / cap
-        self.active_load[client] = n_active / cap
-
     def assign_active(self, client: int, task: int) -> None:
         """Kafka's ``assignActive``; raises :class:`TaskAssignmentError` on a double assignment."""
         if self.has_assigned(client, task):
             raise TaskAssignmentError(
                 f"task {self.tasks[task]} is already assigned to client {self.client_ids[client]}"
             )
-        self.active[client].add(task)
-        self._refresh(client)
+        active = self.active[client]
+        active.add(task)
+        cap = self.capacity[client]
+        self.task_load[client] = (len(active) + len(self.standby[client])) / cap
+        self.active_load[client] = len(active) / cap
 
     def assign_standby(self, client: int, task: int) -> None:
         """Kafka's ``assignStandby``; raises :class:`TaskAssignmentError` on a double assignment."""
@@ -154,8 +154,9 @@ class AssignmentState:
             raise TaskAssignmentError(
                 f"task {self.tasks[task]} is already assigned to client {self.client_ids[client]}"
             )
-        self.standby[client].add(task)
-        self._refresh(client)
+        standby = self.standby[client]
+        standby.add(task)
+        self.task_load[client] = (len(self.active[client]) + len(standby)) / self.capacity[client]
 
     def unassign_active(self, client: int, task: int) -> None:
         """Kafka's ``unassignActive``; raises when the client does not hold it as active."""
@@ -163,8 +164,11 @@ class AssignmentState:
             raise TaskAssignmentError(
                 f"task {self.tasks[task]} is not active on client {self.client_ids[client]}"
             )
-        self.active[client].remove(task)
-        self._refresh(client)
+        active = self.active[client]
+        active.remove(task)
+        cap = self.capacity[client]
+        self.task_load[client] = (len(active) + len(self.standby[client])) / cap
+        self.active_load[client] = len(active) / cap
 
     def unassign_standby(self, client: int, task: int) -> None:
         """Kafka's ``unassignStandby``; raises when the client does not hold it as standby."""
@@ -172,8 +176,9 @@ class AssignmentState:
             raise TaskAssignmentError(
                 f"task {self.tasks[task]} is not a standby on client {self.client_ids[client]}"
             )
-        self.standby[client].remove(task)
-        self._refresh(client)
+        standby = self.standby[client]
+        standby.remove(task)
+        self.task_load[client] = (len(self.active[client]) + len(standby)) / self.capacity[client]
 
     # -- lags --------------------------------------------------------------------------------
     def lag(self, client: int, task: int) -> int:
@@ -184,35 +189,43 @@ class AssignmentState:
         """Kafka's caught-up predicate for (client, task) (reference 4.4)."""
         return is_caught_up(self.lag(client, task), self.acceptable_recovery_lag)
 
+    def _task_lags(self) -> list[list[tuple[int, int]]]:
+        """Per task, ``(lag, client)`` of the clients with local state, in client order.
+
+        The clients' sparse lags inverted once, O(total lag entries), so per-task lookups do
+        not scan every client.
+        """
+        by_task = self._lags_by_task
+        if by_task is None:
+            by_task = [[] for _ in self.tasks]
+            for client, lags in enumerate(self.explicit_lags):
+                for task, lag in lags.items():
+                    by_task[task].append((lag, client))
+            self._lags_by_task = by_task
+        return by_task
+
     def caught_up_clients(self, task: int) -> list[int]:
         """Kafka's ``tasksToCaughtUpClients[task]``: caught-up clients, ascending.
 
         Only clients with local state can be caught up unless the whole-changelog lag itself is
-        acceptable, so the set is built from the sparse lags in O(k log k), not O(C).
+        acceptable, so the set is built from the sparse lags in O(k), not O(C).
         """
-        cached = self._caught_up_cache.get(task)
+        cached = self._caught_up_cache[task]
         if cached is not None:
             return cached
         acceptable = self.acceptable_recovery_lag
         if is_caught_up(self.no_state_lag[task], acceptable):
             result = [c for c in range(self.num_clients) if self.caught_up(c, task)]
         else:
-            result = sorted(
-                c
-                for c, lags in enumerate(self.explicit_lags)
-                if task in lags and is_caught_up(lags[task], acceptable)
-            )
+            result = [c for lag, c in self._task_lags()[task] if is_caught_up(lag, acceptable)]
         self._caught_up_cache[task] = result
         return result
 
-    def _by_lag_parts(self, task: int) -> tuple[list[tuple[int, int]], set[int]]:
+    def _by_lag(self, task: int) -> list[tuple[int, int]]:
+        """``(lag, client)`` of the clients with local state for ``task``, ascending."""
         cached = self._by_lag_cache.get(task)
         if cached is None:
-            explicit = sorted(
-                (lags[task], c) for c, lags in enumerate(self.explicit_lags) if task in lags
-            )
-            cached = (explicit, {c for _, c in explicit})
-            self._by_lag_cache[task] = cached
+            cached = self._by_lag_cache[task] = sorted(self._task_lags()[task])
         return cached
 
     def clients_by_lag(self, task: int) -> Iterator[int]:
@@ -221,8 +234,9 @@ class AssignmentState:
         Clients with local state come from the sorted sparse lags; the others all share the
         whole-changelog lag and follow in index order, merged in at their lag.
         """
-        explicit, with_state = self._by_lag_parts(task)
+        explicit = self._by_lag(task)
         shared = self.no_state_lag[task]
+        with_state = {c for _, c in explicit}
         others = (c for c in range(self.num_clients) if c not in with_state)
         pending_other = next(others, None)
         for lag, client in explicit:
@@ -235,8 +249,15 @@ class AssignmentState:
             pending_other = next(others, None)
 
     def most_caught_up_lag(self, task: int) -> int:
-        """The lag of the first client of :meth:`clients_by_lag` (the most caught-up one)."""
-        return self.lag(next(self.clients_by_lag(task)), task)
+        """The lag of the first client of :meth:`clients_by_lag`: the smallest of any client."""
+        cached = self._min_lag_cache[task]
+        if cached is None:
+            explicit = self._by_lag(task)
+            cached = explicit[0][0] if explicit else self.no_state_lag[task]
+            if len(explicit) < self.num_clients:  # a client has no local state
+                cached = min(cached, self.no_state_lag[task])
+            self._min_lag_cache[task] = cached
+        return cached
 
     # -- output ------------------------------------------------------------------------------
     def to_assignment(

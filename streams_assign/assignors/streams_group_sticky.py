@@ -22,8 +22,9 @@ stream thread), grouped into processes by process id; it balances load per proce
 Java's iteration orders decide ties, so the twin replays them: ``processIdToState`` is a
 ``HashMap`` sized for the member count, each process's ``memberToTaskCounts`` a default
 ``HashMap`` (see :class:`streams_assign.javacompat.JavaHashMap`), and both heaps are OpenJDK
-``PriorityQueue`` binary heaps (:class:`_JavaPriorityQueue`). The facts come from Kafka 4.4.0's
-``kafka-group-coordinator`` jar; the data format is ``kafka-streams-group/FORMAT.md``.
+``PriorityQueue`` binary heaps (:class:`streams_assign._java.priority.KeyedJavaPriorityQueue`).
+The facts come from Kafka 4.4.0's ``kafka-group-coordinator`` jar; the data format is
+``kafka-streams-group/FORMAT.md``.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import mul
-from typing import Generic, TypeVar
 
+from streams_assign._java.priority import KeyedJavaPriorityQueue
 from streams_assign.errors import StreamsAssignError
 from streams_assign.javacompat import JavaHashMap, java_string_hash_code, spread, table_size_for
 from streams_assign.model import (
@@ -47,9 +48,9 @@ from streams_assign.model import (
 )
 from streams_assign.streams_group import (
     StreamsGroupAssignment,
+    StreamsGroupMember,
     StreamsGroupMemberAssignment,
     StreamsGroupState,
-    TaskOffsets,
     TaskSet,
     from_cluster_state,
     java_string_order,
@@ -59,7 +60,6 @@ __all__ = ["StreamsGroupStickyTaskAssignor", "TaskAssignorException", "assign_st
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 
 _POWERS: dict[int, list[int]] = {}
 
@@ -132,65 +132,6 @@ def compute_tasks_per_member(num_tasks: int, num_members: int) -> int:
     if num_tasks - q * num_members > 0:
         q += 1
     return q
-
-
-class _JavaPriorityQueue(Generic[T]):
-    """OpenJDK's ``java.util.PriorityQueue`` with a comparator on one numeric key.
-
-    A binary heap in an array: ``offer`` sifts up, ``poll`` moves the last element to the root
-    and sifts down, preferring the left child on ties. The items' order among equal keys is the
-    heap's shape, exactly as in Java. Keys are read when an item is offered; the assignor never
-    changes an item's key while it sits in the queue.
-    """
-
-    __slots__ = ("keys", "items")
-
-    def __init__(self) -> None:
-        self.keys: list[float] = []
-        self.items: list[T] = []
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def offer(self, key: float, item: T) -> None:
-        keys, items = self.keys, self.items
-        k = len(items)
-        keys.append(key)
-        items.append(item)
-        while k > 0:
-            parent = (k - 1) >> 1
-            if key >= keys[parent]:
-                break
-            keys[k] = keys[parent]
-            items[k] = items[parent]
-            k = parent
-        keys[k] = key
-        items[k] = item
-
-    def poll(self) -> T | None:
-        keys, items = self.keys, self.items
-        if not items:
-            return None
-        result = items[0]
-        key = keys.pop()
-        item = items.pop()
-        n = len(items)
-        if n:
-            k = 0
-            half = n >> 1
-            while k < half:
-                child = 2 * k + 1
-                right = child + 1
-                if right < n and keys[child] > keys[right]:
-                    child = right
-                if key <= keys[child]:
-                    break
-                keys[k] = keys[child]
-                items[k] = items[child]
-                k = child
-            keys[k] = key
-            items[k] = item
-        return result
 
 
 class _ProcessIdToState:
@@ -292,7 +233,7 @@ class ProcessState:
         self.task_count = 0
         self.load = 0.0
         self.tasks: set[Task] = set()
-        self.members_by_load: _JavaPriorityQueue[int] | None = None
+        self.members_by_load: KeyedJavaPriorityQueue[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,7 +410,7 @@ class _LocalState:
             return self._add_task_internal(process, members[0], task, active)
         heap = process.members_by_load
         if heap is None:
-            heap = _JavaPriorityQueue()
+            heap = KeyedJavaPriorityQueue()
             counts = self.counts
             for member in members:
                 heap.offer(counts[member], member)
@@ -501,9 +442,9 @@ class _LocalState:
                 self.total_tasks, self.total_members_with_task_capacity
             )
 
-    def process_heap(self) -> _JavaPriorityQueue[ProcessState]:
+    def process_heap(self) -> KeyedJavaPriorityQueue[ProcessState]:
         """``new PriorityQueue<>(comparingDouble(ProcessState::load))`` + ``addAll(values())``."""
-        heap: _JavaPriorityQueue[ProcessState] = _JavaPriorityQueue()
+        heap: KeyedJavaPriorityQueue[ProcessState] = KeyedJavaPriorityQueue()
         for process in self.process_id_to_state.values():
             heap.offer(process.load, process)
         return heap
@@ -610,8 +551,11 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
     known = processes.index
     prev_active = local.active_task_to_prev_member
     process_of = local.process_of
-    candidates: dict[Task, list[tuple[int, int, int]]] = {}
+    members = state.members
+    ranked: dict[Task, list[int]] = {}
+    several: dict[Task, list[tuple[int, int, int]]] = {}
     base, partitions_of = numbering.base, numbering.partitions
+    get_ranked = ranked.get
     for index, member in enumerate(state.members):
         # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
         process_id = member.process_id
@@ -631,12 +575,56 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
             for p in partitions:
                 if p < count:
                     prev_active[first + p] = index
-        if member.standby_tasks or member.task_offsets:
-            _collect_standby_candidates(
-                candidates, member.standby_tasks, member.task_offsets, index, numbering
-            )
-    local.standby_task_to_prev_member = _rank_standby_candidates(candidates)
+        # collectStandbyCandidates and rankStandbyCandidates, inlined. A task's candidates are
+        # ranked by (previous standby first, highest offset sum), stably in member order; most
+        # tasks have one, kept as [member] without its sort key, which is rebuilt from that
+        # member's data only when a second candidate arrives.
+        standby_tasks, task_offsets = member.standby_tasks, member.task_offsets
+        for sub, partitions in standby_tasks.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
+            reported = task_offsets.get(sub, _NO_OFFSETS)
+            for p in partitions:
+                if p < count:
+                    task = first + p
+                    found = get_ranked(task)
+                    if found is None:
+                        ranked[task] = [index]
+                    else:
+                        entries = several.get(task)
+                        if entries is None:
+                            entries = several[task] = [_candidate(members, found[0], sub, p)]
+                        entries.append((0, -reported.get(p, 0), index))
+        for sub, offsets in task_offsets.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
+            own = standby_tasks.get(sub, ())
+            for p, offset in offsets.items():
+                if p < count and p not in own:
+                    task = first + p
+                    found = get_ranked(task)
+                    if found is None:
+                        ranked[task] = [index]
+                    else:
+                        entries = several.get(task)
+                        if entries is None:
+                            entries = several[task] = [_candidate(members, found[0], sub, p)]
+                        entries.append((1, -offset, index))
+    for task, entries in several.items():
+        # Each member adds at most one entry per task, in member order, so sorting the whole
+        # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
+        entries.sort()
+        ranked[task] = [e[2] for e in entries]
+    local.standby_task_to_prev_member = ranked
     return local
+
+
+#: A member's offsets of a subtopology it reported nothing for.
+_NO_OFFSETS: dict[int, int] = {}
 
 
 def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
@@ -660,61 +648,15 @@ def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
     return [members[i][1] for _, i in keyed]
 
 
-def _collect_standby_candidates(
-    candidates: dict[Task, list[tuple[int, int, int]]],
-    standby_tasks: TaskSet,
-    task_offsets: TaskOffsets,
-    member: int,
-    numbering: _TaskNumbering,
-) -> None:
-    """``collectStandbyCandidates``: (rank, -offset sum, member) per task, in member order."""
-    get = candidates.get
-    base, partitions_of = numbering.base, numbering.partitions
-    for sub, partitions in standby_tasks.items():
-        first = base.get(sub)
-        if first is None:
-            continue
-        count = partitions_of[sub]
-        reported = task_offsets.get(sub, {})
-        for p in partitions:
-            if p >= count:
-                continue
-            entry = (0, -reported.get(p, 0), member)
-            found = get(first + p)
-            if found is None:
-                candidates[first + p] = [entry]
-            else:
-                found.append(entry)
-    for sub, offsets in task_offsets.items():
-        first = base.get(sub)
-        if first is None:
-            continue
-        count = partitions_of[sub]
-        own = standby_tasks.get(sub, ())
-        for p, offset in offsets.items():
-            if p >= count or p in own:
-                continue
-            found = get(first + p)
-            if found is None:
-                candidates[first + p] = [(1, -offset, member)]
-            else:
-                found.append((1, -offset, member))
-
-
-def _rank_standby_candidates(
-    candidates: dict[Task, list[tuple[int, int, int]]],
-) -> dict[Task, list[int]]:
-    """``rankStandbyCandidates``: stable sort by (previous standby first, highest offset sum)."""
-    # Each member adds at most one entry per task, in member order, so sorting the whole
-    # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
-    ranked = {}
-    for task, entries in candidates.items():
-        if len(entries) > 1:
-            entries.sort()
-            ranked[task] = [e[2] for e in entries]
-        else:
-            ranked[task] = [entries[0][2]]
-    return ranked
+def _candidate(
+    members: Sequence[StreamsGroupMember], index: int, sub: str, partition: int
+) -> tuple[int, int, int]:
+    """A standby candidate's sort key ``(rank, -offset sum, member index)``: rank 0 for a
+    previous standby (offset sum 0 if it reported none), 1 for a member that only reported an
+    offset sum."""
+    member = members[index]
+    rank = 0 if partition in member.standby_tasks.get(sub, ()) else 1
+    return (rank, -member.task_offsets.get(sub, _NO_OFFSETS).get(partition, 0), index)
 
 
 def _find_prev_member_with_least_load(
@@ -741,19 +683,56 @@ def _find_prev_member_with_least_load(
     return best
 
 
-def _assign_active(local: _LocalState, tasks: list[Task], numbering: _TaskNumbering) -> None:
-    """``assignActive``: previous owner, then standby candidates, then the least-loaded process."""
-    tasks.sort(key=numbering.by_partition.__getitem__)
+def _assign_to_previous_active_owners(local: _LocalState, tasks: list[Task]) -> list[Task]:
+    """``assignActive``'s first loop: each task to its previous active owner while that member
+    has an unfulfilled active quota; returns the tasks left, in order.
+
+    :meth:`_LocalState.place` inlined with the quotas held in locals (the loop that places most
+    tasks in a steady group), written back at the end.
+    """
     prev_active = local.active_task_to_prev_member
-    counts = local.counts
+    counts, process_of, active = local.counts, local.process_of, local.active
+    active_quota = local.active_tasks_per_member
+    total_quota = local.total_tasks_per_member
+    active_left = local.total_active_tasks
+    active_members = local.total_members_with_active_task_capacity
+    total_left, total_members = local.total_tasks, local.total_members_with_task_capacity
     remaining = []
     for task in tasks:
         prev = prev_active.get(task)
-        # hasUnfulfilledActiveTaskQuota
-        if prev is not None and counts[prev] < local.active_tasks_per_member:
-            local.place(prev, task, True)
-        else:
+        if prev is None or counts[prev] >= active_quota:  # hasUnfulfilledActiveTaskQuota
             remaining.append(task)
+            continue
+        process = process_of[prev]
+        process.task_count += 1
+        process.tasks.add(task)
+        process.load = process.task_count / process.capacity
+        process.members_by_load = None
+        count = counts[prev] + 1
+        counts[prev] = count
+        active[prev].append(task)
+        if count == active_quota:  # maybeUpdateActiveTasksPerMember
+            active_members -= 1
+            active_left -= count
+            active_quota = compute_tasks_per_member(active_left, active_members)
+        if count == total_quota:  # maybeUpdateTotalTasksPerMember
+            total_members -= 1
+            total_left -= count
+            total_quota = compute_tasks_per_member(total_left, total_members)
+    local.active_tasks_per_member = active_quota
+    local.total_tasks_per_member = total_quota
+    local.total_active_tasks = active_left
+    local.total_members_with_active_task_capacity = active_members
+    local.total_tasks = total_left
+    local.total_members_with_task_capacity = total_members
+    return remaining
+
+
+def _assign_active(local: _LocalState, tasks: list[Task], numbering: _TaskNumbering) -> None:
+    """``assignActive``: previous owner, then standby candidates, then the least-loaded process."""
+    tasks.sort(key=numbering.by_partition.__getitem__)
+    remaining = _assign_to_previous_active_owners(local, tasks)
+    counts = local.counts
 
     prev_standbys = local.standby_task_to_prev_member
     left = []
@@ -791,31 +770,48 @@ def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbe
     prev_standbys = local.standby_task_to_prev_member
     process_of = local.process_of
     counts = local.counts
+    standby = local.standby
+    # The placements (LocalState.place for a standby) are inlined with the total quota in
+    # locals, written back before the deferred tasks are dealt.
+    total_quota = local.total_tasks_per_member
+    total_left, total_members = local.total_tasks, local.total_members_with_task_capacity
     deferred: list[tuple[Task, int]] = []
     for task in tasks:
         for i in range(replicas):
-            prev = prev_active.get(task)
+            member: int | None = prev_active.get(task)
             if (
-                prev is not None
-                and task not in process_of[prev].tasks
-                and counts[prev] < local.total_tasks_per_member  # hasUnfulfilledTaskQuota
+                member is None
+                or task in process_of[member].tasks
+                or counts[member] >= total_quota  # hasUnfulfilledTaskQuota
             ):
-                local.place(prev, task, False)
-                continue
-            candidates = prev_standbys.get(task)
-            if candidates:
-                member: int | None
-                if len(candidates) == 1:  # findPrevMemberWithLeastLoad of a single candidate
-                    member = candidates[0]
-                    if task in process_of[member].tasks:
+                member = None
+                candidates = prev_standbys.get(task)
+                if candidates:
+                    if len(candidates) == 1:  # findPrevMemberWithLeastLoad of one candidate
+                        member = candidates[0]
+                        if task in process_of[member].tasks:
+                            member = None
+                    else:
+                        member = _find_prev_member_with_least_load(local, candidates, task)
+                    if member is not None and counts[member] >= total_quota:
                         member = None
-                else:
-                    member = _find_prev_member_with_least_load(local, candidates, task)
-                if member is not None and counts[member] < local.total_tasks_per_member:
-                    local.place(member, task, False)
-                    continue
-            deferred.append((task, replicas - i))
-            break
+                if member is None:
+                    deferred.append((task, replicas - i))
+                    break
+            process = process_of[member]
+            process.task_count += 1
+            process.tasks.add(task)
+            process.load = process.task_count / process.capacity
+            process.members_by_load = None
+            count = counts[member] + 1
+            counts[member] = count
+            standby[member].append(task)
+            if count == total_quota:  # maybeUpdateTotalTasksPerMember
+                total_members -= 1
+                total_left -= count
+                total_quota = compute_tasks_per_member(total_left, total_members)
+    local.total_tasks_per_member = total_quota
+    local.total_tasks, local.total_members_with_task_capacity = total_left, total_members
 
     deferred.sort(reverse=True)
     heap = local.process_heap()
@@ -834,7 +830,7 @@ def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbe
 
 
 def _assign_standby_to_member_with_least_load(
-    local: _LocalState, heap: _JavaPriorityQueue[ProcessState], task: Task
+    local: _LocalState, heap: KeyedJavaPriorityQueue[ProcessState], task: Task
 ) -> bool:
     """``assignStandbyToMemberWithLeastLoad``: poll processes until one lacks the task, give it
     to that process's least-loaded member, then offer the polled processes back, last first
@@ -867,11 +863,16 @@ def _build_group_assignment(
     members = {}
     empty: dict[str, tuple[int, ...]] = {}
     sub_of, part_of = numbering.sub_of, numbering.part_of
+    # tuple.__new__ builds the named tuple without its Python-level __new__ (one per member).
+    new, kind = tuple.__new__, StreamsGroupMemberAssignment
     for member, active, standby in zip(state.members, local.active, local.standby, strict=True):
-        members[member.member_id] = StreamsGroupMemberAssignment(
-            _compact(active, sub_of, part_of) if active else empty,
-            _compact(standby, sub_of, part_of) if standby else empty,
-            empty,
+        members[member.member_id] = new(
+            kind,
+            (
+                _compact(active, sub_of, part_of) if active else empty,
+                _compact(standby, sub_of, part_of) if standby else empty,
+                empty,
+            ),
         )
     return StreamsGroupAssignment(members=members)
 
@@ -883,7 +884,27 @@ def _compact(
     if len(tasks) == 1:
         task = tasks[0]
         return {sub_of[task]: (part_of[task],)}
+    if len(tasks) == 2:
+        first, second = tasks
+        if second < first:
+            first, second = second, first
+        sub, other = sub_of[first], sub_of[second]
+        if sub == other:
+            return {sub: (part_of[first], part_of[second])}
+        return {sub: (part_of[first],), other: (part_of[second],)}
     tasks.sort()
+    if len(tasks) <= _SHORT_TASK_LIST:
+        # Few tasks, mostly one per subtopology: grow tuples in place (no list per group).
+        short: dict[str, tuple[int, ...]] = {}
+        last = None
+        for task in tasks:
+            sub = sub_of[task]
+            if sub == last:
+                short[sub] += (part_of[task],)
+            else:
+                short[sub] = (part_of[task],)
+                last = sub
+        return short
     grouped: dict[str, list[int]] = {}
     for task in tasks:
         sub = sub_of[task]
@@ -893,3 +914,8 @@ def _compact(
         else:
             found.append(part_of[task])
     return {s: tuple(ps) for s, ps in grouped.items()}
+
+
+#: Up to this many tasks a member's compacted ids are built by growing tuples (the common case
+#: in large groups); longer lists group into lists first (growing tuples would be quadratic).
+_SHORT_TASK_LIST = 16

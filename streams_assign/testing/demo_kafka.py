@@ -9,7 +9,10 @@ and the prediction stay in ``--out`` (``out/demo-kafka`` by default).
 
 Usage::
 
-    python -m streams_assign.testing.demo_kafka [--scenario A|B|C ...] [--out DIR]
+    python -m streams_assign.testing.demo_kafka [--scenario A|B|C ...] [--out DIR] [--next]
+
+``--next`` runs the application on Kafka Streams 4.3 (``.kafka/lib-next``; the broker stays
+4.2): its stores keep their offsets inside (KIP-1035) and ``streams-lag`` reads them there.
 """
 
 from __future__ import annotations
@@ -62,11 +65,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="demo-kafka", description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), action="append")
     parser.add_argument("--out", default="out/demo-kafka", help="folder for the views")
+    parser.add_argument(
+        "--next", action="store_true", help="run the application on Kafka Streams 4.3"
+    )
     args = parser.parse_args(argv)
     matched = True
+    cp = None
+    if args.next:
+        from streams_assign.testing.streams_app import app_classpath_next
+
+        cp = app_classpath_next()
     with running_broker() as broker:
         for scenario in args.scenario or ["A"]:
-            result = run_scenario(broker, scenario, Path(args.out) / scenario)
+            result = run_scenario(broker, scenario, Path(args.out) / scenario, cp=cp)
             _print(result)
             matched &= result.matched
     return 0 if matched else 1

@@ -443,6 +443,7 @@ def run_scenario(
     session_timeout_ms: int | None = None,
     application_id: str | None = None,
     joining_threads: int | None = None,
+    cp: str | None = None,
 ) -> ScenarioResult:
     """Run one scenario end to end and return the prediction beside the real outcome.
 
@@ -472,6 +473,10 @@ def run_scenario(
         Defaults to ``e2e-<scenario>-<time>`` so scenarios never share a group.
     joining_threads:
         Threads of the instance that joins in A (default ``threads``).
+    cp:
+        Class path of the instances (default: Kafka Streams of ``.kafka/lib``;
+        :func:`~streams_assign.testing.streams_app.app_classpath_next` runs Kafka Streams 4.3,
+        whose stores keep their offsets inside, KIP-1035).
 
     Raises
     ------
@@ -491,6 +496,7 @@ def run_scenario(
         acceptable_recovery_lag=acceptable_recovery_lag,
         session_timeout_ms=session_timeout_ms,
         heartbeat_interval_ms=1000,
+        cp=cp,
     )
     try:
         cluster.create_input_topics()

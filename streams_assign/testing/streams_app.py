@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from streams_assign.errors import StreamsAssignError
-from streams_assign.testing.java import classpath, compile_java, java_executable
+from streams_assign.testing.java import classpath, compile_java, java_executable, kafka_lib
 from streams_assign.testing.kafka import KafkaBroker
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "StreamsCluster",
     "StreamsInstance",
     "app_classpath",
+    "app_classpath_next",
 ]
 
 APP_SOURCES = Path(__file__).resolve().parents[2] / "kafka" / "streams-app" / "src"
@@ -79,6 +80,28 @@ def app_classpath() -> str:
     cp = classpath("lib")
     compiled = compile_java(APP_SOURCES, BUILD_DIR, cp)
     return f"{compiled}{os.pathsep}{cp}"
+
+
+def app_classpath_next() -> str:
+    """Class path running the same application on Kafka Streams 4.3 (``.kafka/lib-next``).
+
+    The compiled application (built against ``.kafka/lib``; 4.3 keeps the API it uses), then
+    kafka-streams and kafka-clients 4.3.x from ``.kafka/lib-next``, then every other jar of
+    ``.kafka/lib`` (RocksDB, compression, logging) without its own kafka-streams and
+    kafka-clients, so no class of 4.2 can shadow or mix with 4.3's.
+
+    Raises
+    ------
+    KafkaJarsMissingError
+        When ``.kafka/lib`` or ``.kafka/lib-next`` holds no jar (``make kafka``).
+    """
+    compiled = app_classpath().split(os.pathsep, 1)[0]
+    next_jars = sorted(kafka_lib("lib-next").glob("*.jar"))
+    replaced = ("kafka-streams-", "kafka-clients-")
+    base_jars = [
+        jar for jar in sorted(kafka_lib("lib").glob("*.jar")) if not jar.name.startswith(replaced)
+    ]
+    return os.pathsep.join([compiled, *map(str, next_jars), *map(str, base_jars)])
 
 
 @dataclass(frozen=True)
@@ -300,6 +323,9 @@ class StreamsCluster:
     topics_prefix:
         Put before ``orders``, ``payments`` and the output topics (default
         ``<application.id>.``), so applications on one broker never share input.
+    cp:
+        Class path of the instances (default :func:`app_classpath`, Kafka Streams of
+        ``.kafka/lib``; :func:`app_classpath_next` runs Kafka Streams 4.3).
 
     Raises
     ------
@@ -324,6 +350,7 @@ class StreamsCluster:
         work_dir: str | Path | None = None,
         heap: str = "-Xmx256m",
         topics_prefix: str | None = None,
+        cp: str | None = None,
     ) -> None:
         self.broker = broker
         self.application_id = application_id
@@ -336,7 +363,7 @@ class StreamsCluster:
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.heap = heap
         self.topics_prefix = f"{application_id}." if topics_prefix is None else topics_prefix
-        self.cp = app_classpath()
+        self.cp = app_classpath() if cp is None else cp
         if work_dir is not None:
             Path(work_dir).mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix=f"streams-{application_id}-", dir=work_dir))

@@ -30,10 +30,13 @@ from streams_assign.assignors.lag_aware_sticky import (
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.simulation.convergence import run_randomized_scenario
+from tests.tiers import examples
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streams_assign._java.priority import java_poll_order
 from streams_assign.assignors.priority import (
     ConstrainedPrioritySet,
     JavaPriorityQueue,
@@ -270,3 +271,23 @@ def test_hash_set_table_doubles_past_three_quarters_full():
 
 def test_hash_set_keeps_one_copy_of_a_repeated_item():
     assert java_hash_set_order(["x", "y", "x"], lambda item: 0) == ["x", "y"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=6), max_size=40))
+def test_java_poll_order_is_the_poll_order_of_a_filled_java_priority_queue(keys):
+    # Items (key, position): ties on the key are broken only by Java's heap layout, which the
+    # poll order must reproduce whether or not keys repeat.
+    items = list(enumerate(keys))
+    queue = JavaPriorityQueue(key=lambda item: item[1], items=items)
+    polled = []
+    while queue:
+        polled.append(queue.poll())
+    assert java_poll_order(items, key=lambda item: item[1]) == polled
+
+
+def test_java_poll_order_of_tied_keys_is_not_insertion_order():
+    # Offers 1, 0a, 0b, 0c: OpenJDK's heap polls the tied zeros as 0a, 0c, 0b.
+    items = [("x", 1), ("a", 0), ("b", 0), ("c", 0)]
+    order = [name for name, _ in java_poll_order(items, key=lambda item: item[1])]
+    assert order == ["a", "c", "b", "x"]

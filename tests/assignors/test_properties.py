@@ -21,13 +21,16 @@ from hypothesis import strategies as st
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.model import ClusterState
 from streams_assign.scenario import parse_cluster_state
+from tests.tiers import examples
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from strategies import cluster_documents  # noqa: E402
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def holders(assignment: Any, task: Any) -> int:

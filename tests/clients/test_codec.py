@@ -30,6 +30,7 @@ from streams_assign.clients.core import (
 )
 from streams_assign.clients.topology import Subtopology, Topology
 from streams_assign.model import TaskId
+from tests.tiers import examples
 
 DATA = Path(__file__).parent / "data"
 VERSIONS = range(EARLIEST_SUPPORTED_VERSION, LATEST_SUPPORTED_VERSION + 1)
@@ -182,7 +183,7 @@ def test_mutated_subscriptions_raise_only_codec_error(
 TOPOLOGY = Topology((Subtopology(0, ("in",), ("app-store-changelog",)),))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=60), min_size=1, max_size=4))
 def test_fuzzed_user_data_never_raises_out_of_the_leader(garbage: list[bytes]) -> None:
     process = StreamsProcess(

@@ -13,8 +13,11 @@ from streams_assign.consumer import (
     assign_consumer_group,
     parse_consumer_state,
 )
+from tests.tiers import examples
 
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,10 +9,6 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def e2e_spark() -> Iterator[Any]:
-    """The session's Spark (``local[2]``; the same JVM as the lag tests' when both run)."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from lag.spark import get_spark
-
-    session = get_spark("local[2]", app_name="streams-assign-e2e", driver_memory="512m")
-    yield session
+def e2e_spark(spark: Any) -> Iterator[Any]:
+    """The session's Spark: the one ``spark`` session of the test run (``tests/conftest.py``)."""
+    yield spark

@@ -1,10 +1,10 @@
-"""Fixtures of the lag tests: the one shared Spark session, the real samples, small fleets."""
+"""Fixtures of the lag tests: the real samples and small fleets (the one shared Spark session,
+``spark``, is in ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,33 +76,6 @@ def samples() -> Path:
     if not SAMPLES.is_dir():
         pytest.fail(f"{SAMPLES} is missing: the shared samples must sit beside the repository")
     return SAMPLES
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    """The one Spark session of the whole test run (``local[2]``, 2 shuffle partitions, no UI)."""
-    pyspark_sql = pytest.importorskip("pyspark.sql")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from lag.spark import LOG_CONFIG
-
-    session = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .appName("streams-lag-tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "1g")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-        .config(
-            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
-        )
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("WARN")
-    yield session
-    session.stop()
 
 
 class FleetFiles:

@@ -14,6 +14,7 @@ import pytest
 from lag.cli import main
 from lag.generate import FleetSpec, generate
 from lag.output import write_table
+from streams_assign import scenario
 
 SMALL = FleetSpec(instances=3, tasks=12, stores=2, standbys=1, seed=3, new_instances=1)
 
@@ -154,7 +155,6 @@ def test_compute_writes_cluster_state_and_tables(
     err = capsys.readouterr().err
     assert "4 client(s)" in err and "errors: 1 row(s) not used (unreadable checkpoint 1)" in err
     document = json.loads(output.read_text())
-    scenario = pytest.importorskip("streams_assign.scenario")
     state_obj = scenario.parse_cluster_state(document)
     assert len(state_obj.clients) == 4 and document["configs"]["num_standby_replicas"] == 1
     newcomer = [c for c in document["clients"] if not c["prev_active"]]

@@ -22,7 +22,10 @@ from lag.cluster import StandaloneCluster
 from lag.generate import FleetSpec, generate
 from lag.pipeline import ComputeRequest, run_compute
 
-pytestmark = pytest.mark.spark
+#: Five JVMs (master, two workers, their executors) beside a driver process: the long tier.
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+#: The test JVMs' options (C1 JIT only, one GC thread): the results do not depend on them.
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 SPEC = FleetSpec(instances=3, tasks=12, stores=2, standbys=1, seed=5, new_instances=1)
 
@@ -88,18 +91,22 @@ def runs(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> dict[str, Any]
         SPARK_LOCAL_IP="127.0.0.1",
         PYSPARK_SUBMIT_ARGS="--driver-memory 512m --conf spark.executor.memory=512m "
         "--conf spark.sql.shuffle.partitions=4 "
-        "--conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 pyspark-shell",
+        "--conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 "
+        f"--driver-java-options '{JVM_OPTIONS}' "
+        f"--conf 'spark.executor.extraJavaOptions={JVM_OPTIONS}' pyspark-shell",
     )
-    with StandaloneCluster(workers=2, cores=1, memory="640m") as cluster:
-        assert cluster.alive_workers() == 2
-        processes = list(cluster._processes)
-        done = subprocess.run(
-            [*command, "--master", cluster.master_url],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)  # the master's and workers' JVMs
+        with StandaloneCluster(workers=2, cores=1, memory="640m") as cluster:
+            assert cluster.alive_workers() == 2
+            processes = list(cluster._processes)
+            done = subprocess.run(
+                [*command, "--master", cluster.master_url],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
     assert done.returncode == 0, done.stderr[-3000:]
     return {
         "local": read_outputs(local_out),

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from streams_assign.protocol.simulator import REASONS
 from streams_assign.protocol.timeline import simulate
+from tests.tiers import examples
 
 
 @st.composite
@@ -72,7 +73,7 @@ def timelines(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(timeline=timelines(), protocol=st.sampled_from(["eager", "cooperative"]))
 def test_random_timelines_keep_the_protocol_invariants(
     timeline: dict[str, Any], protocol: str

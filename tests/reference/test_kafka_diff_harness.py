@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from streams_assign.testing.reference import KafkaReference
 
 DIFF = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-diff"
@@ -39,6 +41,7 @@ def test_harness_reproduces_all_160_kafka_diff_files(kafka_reference: KafkaRefer
     assert mismatched == []
 
 
+@pytest.mark.kafka  # starts its own JVM on .kafka/lib-next
 def test_kafka_streams_4_3_decides_the_same_on_the_160_files() -> None:
     """Kafka Streams 4.3.x (``.kafka/lib-next``) gives the same 160 decisions: no change since."""
     inputs = sorted((DIFF / "input").glob("*.json"))

@@ -118,9 +118,17 @@ class LagAwareStickyTaskAssignor:
         problem = index_cluster(cluster)
         target = assign_target_stateful_actives(problem)
         active, moving = assign_immediate_stateful_actives(problem, target)
-        standbys = assign_standby_tasks(problem, active, target)
-        standby_moves = settle_standby_moves(problem, active, standbys)
-        warmups = assign_warmup_replicas(problem, moving, target, standbys, standby_moves)
+        # The cheapest moves restore now, within max.warmup.replicas: as a standby slot the old
+        # owner gives up, or as a warmup replica.
+        budget = cluster.configs.max_warmup_replicas
+        cheapest = sorted(moving, key=lambda t: (problem.restore_cost(target[t], t), t))
+        early = set(cheapest[:budget])
+        standbys = assign_standby_tasks(problem, active, target, early)
+        standby_moves = settle_standby_moves(problem, active, standbys, target)
+        swapped = sum(1 for t in early if target[t] in standbys[t])
+        warmups = assign_warmup_replicas(
+            problem, moving, target, standbys, standby_moves, budget - swapped
+        )
         n_clients = problem.num_clients
         act: list[list[TaskId]] = [[] for _ in range(n_clients)]
         stby: list[list[TaskId]] = [[] for _ in range(n_clients)]

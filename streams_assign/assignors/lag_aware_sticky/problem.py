@@ -7,7 +7,7 @@ per task only the clients with local state are listed, so indexing is linear in 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -119,6 +119,21 @@ class IndexedCluster:
             1
             for mine, theirs in zip(self.tags[client], self.tags[other], strict=True)
             if mine is not None and mine == theirs
+        )
+
+    def tag_spread(self, clients: Iterable[int]) -> int:
+        """How spread a task's copies are over client tags: per tag key, the distinct values.
+
+        Summed over the ``rack.aware.assignment.tags`` keys; a missing value counts nothing.
+        KIP-708's aim is as many distinct values per key as the clients offer, so a set of copies
+        with a larger spread is better; 0 without tags.
+        """
+        tags = self.tags
+        if not tags or not tags[0]:
+            return 0
+        members = list(clients)
+        return sum(
+            len({tags[c][i] for c in members} - {None}) for i in range(len(tags[0]))
         )
 
     def restore_cost_of(self, task: int, client: int) -> int:

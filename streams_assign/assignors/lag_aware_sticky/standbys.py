@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Set as AbstractSet
+
 from streams_assign.assignors.lag_aware_sticky.problem import (
     IndexedCluster,
     LeastLoaded,
@@ -12,7 +15,10 @@ __all__ = ["assign_standby_tasks", "assign_warmup_replicas", "settle_standby_mov
 
 
 def assign_standby_tasks(
-    problem: IndexedCluster, active: list[int], target: list[int]
+    problem: IndexedCluster,
+    active: list[int],
+    target: list[int],
+    early: AbstractSet[int] = frozenset(),
 ) -> list[list[int]]:
     """``min(num.standby.replicas, clients - 1)`` standbys per stateful task.
 
@@ -20,6 +26,17 @@ def assign_standby_tasks(
     ``rack.aware.assignment.tags`` is set), then by records to restore (a pending move's target
     ranks first: its standby is the warmup it needs), then by load per thread. Clients at the
     upper stateful-load bound are used only when no other client is allowed.
+
+    Parameters
+    ----------
+    problem:
+        The indexed rebalance input.
+    active, target:
+        Per stateful task, the client running it now and the one it should end on.
+    early:
+        Moving tasks whose target restores now: their standbys are chosen beside the target
+        active, and when the old owner is among them it gives its slot to the target. The
+        others' standbys are chosen beside the current active.
 
     Returns
     -------
@@ -40,12 +57,16 @@ def assign_standby_tasks(
         counts[c] += 1
     tag_keys = configs.rack_aware_assignment_tags
     heap = LeastLoaded(counts, problem.capacity, upper)
+    # An early task's standbys are chosen for the converged assignment (beside its target); its
+    # active stays on the old owner for now, so that client gives its standby slot to the
+    # target, which restores there meanwhile.
+    anchor = [target[t] if t in early else active[t] for t in range(n_tasks)]
     for t in range(n_tasks):
         chosen: list[int] = []
-        taken = {active[t]}
+        taken = {anchor[t]}
         for _ in range(replicas):
             choice = (
-                _tag_aware_choice(problem, t, active[t], taken, counts, bounds)
+                _tag_aware_choice(problem, t, anchor[t], taken, counts, bounds)
                 if tag_keys
                 else _standby_choice(problem, t, taken, counts, bounds, heap)
             )
@@ -57,7 +78,11 @@ def assign_standby_tasks(
             counts[c] += 1
             heap.touch(c)
         standbys[t] = chosen
-    _even_out_standbys(problem, active, standbys, counts, bounds)
+    _even_out_standbys(problem, anchor, standbys, counts, bounds)
+    for t in early:
+        chosen = standbys[t]
+        if active[t] != target[t] and active[t] in chosen:
+            chosen[chosen.index(active[t])] = target[t]
     return standbys
 
 
@@ -102,34 +127,57 @@ def _even_out_standbys(
     def load(c: int) -> float:
         return counts[c] / problem.capacity[c]
 
+    def trade(client: int, heap: list[tuple[float, int]], taking: bool) -> None:
+        # Moves standbys to ``client`` (taking) or away from it until it is within its bounds,
+        # with the partners ``heap`` holds: (-load, donor) when taking, (load, receiver) when
+        # giving; stale entries are refreshed on pop, partners without a movable task skipped.
+        sign = -1 if taking else 1
+        skipped: list[tuple[float, int]] = []
+        while heap and (
+            counts[client] < lower[client] if taking else counts[client] > upper[client]
+        ):
+            key, other = heapq.heappop(heap)
+            if other == client or (
+                counts[other] <= lower[other] if taking else counts[other] >= upper[other]
+            ):
+                continue
+            if key != sign * load(other):
+                heapq.heappush(heap, (sign * load(other), other))
+                continue
+            donor, receiver = (other, client) if taking else (client, other)
+            tasks = movable(donor, receiver)
+            if not tasks:
+                skipped.append((key, other))
+                continue
+            move(donor, receiver, tasks)
+            heapq.heappush(heap, (sign * load(other), other))
+        for entry in skipped:
+            heapq.heappush(heap, entry)
+
     # Raise every client to its lower bound, taking from the most loaded clients above theirs.
+    donors = [(-load(c), c) for c in range(n_clients) if counts[c] > lower[c]]
+    heapq.heapify(donors)
     for receiver in range(n_clients):
-        while counts[receiver] < lower[receiver]:
-            donors = sorted((c for c in range(n_clients) if counts[c] > lower[c]), key=load)
-            found = next(((d, ts) for d in reversed(donors) if (ts := movable(d, receiver))), None)
-            if found is None:
-                break
-            move(found[0], receiver, found[1])
+        if counts[receiver] < lower[receiver]:
+            trade(receiver, donors, taking=True)
     # Then bring every client above its upper bound down, giving to the least loaded ones.
+    receivers = [(load(c), c) for c in range(n_clients) if counts[c] < upper[c]]
+    heapq.heapify(receivers)
     for donor in range(n_clients):
-        while counts[donor] > upper[donor]:
-            receivers = sorted((c for c in range(n_clients) if counts[c] < upper[c]), key=load)
-            found = next(((r, ts) for r in receivers if (ts := movable(donor, r))), None)
-            if found is None:
-                break
-            move(donor, found[0], found[1])
+        if counts[donor] > upper[donor]:
+            trade(donor, receivers, taking=False)
 
 
 def _standby_key(
     problem: IndexedCluster, c: int, t: int, counts: list[int], bounds: tuple[list[int], list[int]]
-) -> tuple[bool, bool, int, bool, float, int]:
+) -> tuple[bool, int, bool, bool, float, int]:
     held = c in problem.prev_standby[t] or c in problem.prev_active[t]
     lower, upper = bounds
     return (
         counts[c] >= upper[c],
-        counts[c] >= lower[c],
         problem.restore_cost(c, t),
         not held,
+        counts[c] >= lower[c],
         (counts[c] + 1) / problem.capacity[c],
         c,
     )
@@ -191,11 +239,11 @@ def _tag_aware_choice(
         key=lambda c: (
             problem.shared_tags(c, active) == keys,
             counts[c] >= bounds[1][c],
-            counts[c] >= bounds[0][c],
             problem.restore_cost(c, t),
+            c not in problem.prev_standby[t] and c not in problem.prev_active[t],
             problem.shared_tags(c, active),
             overlap(c),
-            c not in problem.prev_standby[t] and c not in problem.prev_active[t],
+            counts[c] >= bounds[0][c],
             (counts[c] + 1) / problem.capacity[c],
             c,
         ),
@@ -203,7 +251,7 @@ def _tag_aware_choice(
 
 
 def settle_standby_moves(
-    problem: IndexedCluster, active: list[int], standbys: list[list[int]]
+    problem: IndexedCluster, active: list[int], standbys: list[list[int]], target: list[int]
 ) -> list[tuple[int, int]]:
     """Keep standbys on caught-up clients while their balanced places restore.
 
@@ -222,20 +270,24 @@ def settle_standby_moves(
     for t, chosen in enumerate(standbys):
         planned = set(chosen)
         for i, c in enumerate(chosen):
-            if problem.caught_up(c, t):
+            if problem.caught_up(c, t) or c == target[t]:
                 continue
             taken = {active[t], *chosen, *planned}
-            cost = problem.restore_cost(c, t)
+            held = problem.prev_standby[t] | set(problem.prev_active[t])
+            # A holder is cheaper when it restores fewer records, or as many while the target
+            # held nothing (a lag of -3: state of unknown size, charged like none at all).
+            cost = (problem.restore_cost(c, t), c not in held)
+            others = chosen[:i] + chosen[i + 1 :]
+            spread = problem.tag_spread([active[t], c, *others])
             spare = [
                 h
-                for h in problem.lags[t]
+                for h in held.union(problem.lags[t])
                 if h not in taken
-                and problem.restore_cost(h, t) < cost
-                and problem.shared_tags(h, active[t]) <= problem.shared_tags(c, active[t])
+                and (problem.restore_cost(h, t), h not in held) < cost
+                and problem.tag_spread([active[t], h, *others]) >= spread
             ]
             if not spare:
                 continue
-            held = problem.prev_standby[t]
             chosen[i] = min(spare, key=lambda h: (h not in held, problem.restore_cost(h, t), h))
             moves.append((t, c))
     return moves
@@ -247,6 +299,7 @@ def assign_warmup_replicas(
     target: list[int],
     standbys: list[list[int]],
     standby_moves: list[tuple[int, int]],
+    budget: int | None = None,
 ) -> list[tuple[int, int]]:
     """Warmup replicas for pending moves, at most ``max.warmup.replicas`` in all.
 
@@ -258,7 +311,8 @@ def assign_warmup_replicas(
     list[tuple[int, int]]
         ``(task, client)`` pairs.
     """
-    budget = problem.cluster.configs.max_warmup_replicas
+    if budget is None:
+        budget = problem.cluster.configs.max_warmup_replicas
     wanted = [(t, target[t]) for t in moving if target[t] not in standbys[t]]
     wanted.sort(key=lambda m: (problem.restore_cost(m[1], m[0]), m[0]))
     later = sorted(standby_moves, key=lambda m: (problem.restore_cost(m[1], m[0]), m))
