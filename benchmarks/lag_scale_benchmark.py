@@ -13,9 +13,14 @@ replicas x changelog partitions, so the number of snapshots follows the size):
 
 For each (size, shape) it runs the real Spark job (:func:`benchmarks.lag_benchmark.run_spark`:
 cluster state's inputs, lag table and restore table written as Parquet folders) and the same
-computations in DuckDB (:func:`benchmarks.lag_benchmark.run_duckdb`), and prints wall seconds,
-offset rows/s, the ratio to DuckDB, the JVM's peak heap (sum of the heap pools' peaks since the
-run started: an upper bound of the driver's peak) and the load average (the machine is shared).
+computations in DuckDB (:func:`benchmarks.lag_benchmark.run_duckdb`), and prints per engine the
+wall seconds of the lag table and of the restore table, their total with the CPU seconds burnt
+(JVM + Python for Spark, Python for DuckDB), offset rows per wall second, the ratios to DuckDB in
+wall and CPU time, the JVM's peak heap (sum of the heap pools' peaks since the run started: an
+upper bound of the driver's peak) and the 1-minute load average (the machine is shared). Each
+cell's results are appended to ``--json`` as soon as it finishes, so a long matrix keeps what
+finished; ``--drop-inputs`` deletes each generated history after its cell (100 M rows take
+about 1 GB of Parquet).
 The Spark session uses Spark's default driver memory (1 GB) unless ``--driver-memory`` is given;
 a run that fails (for instance ``OutOfMemoryError``) is printed as failed with its error line. A
 Spark warm-up run on the 1 M many-snapshot history comes first and is not reported.
@@ -24,6 +29,8 @@ Usage::
 
     python benchmarks/lag_scale_benchmark.py --sizes 1e6,1e7 --shapes many-snapshots
     python benchmarks/lag_scale_benchmark.py --sizes 1e6,1e7,1e8      # the whole matrix
+    nice -n 10 python benchmarks/lag_scale_benchmark.py --sizes 1e8 --shapes many-snapshots \
+        --work /tmp/lag-scale --json /tmp/lag-scale/100m.json --drop-inputs
 """
 
 from __future__ import annotations
@@ -97,6 +104,96 @@ def peak_heap_mb(spark: Any) -> float:
     return sum(int(p.getPeakUsage().getUsed()) for p in heap_pools(spark)) / 2**20
 
 
+def peak_old_gen_mb(spark: Any) -> float:
+    """Peak usage of the old generation (G1 ``Old Gen``, serial/parallel ``Tenured``/``Old``)
+    since :func:`reset_peak`, in MB: the long-lived part of the driver's heap, a tighter
+    figure than :func:`peak_heap_mb` (whose young pools peak at their capacity)."""
+    old = [
+        p for p in heap_pools(spark) if "Old" in str(p.getName()) or "Tenured" in str(p.getName())
+    ]
+    return sum(int(p.getPeakUsage().getUsed()) for p in old) / 2**20
+
+
+def run_cell(
+    inputs: dict[str, Any], shape: str, engines: list[str], spark: Any, args: argparse.Namespace
+) -> list[dict[str, Any]]:
+    """Run every engine on one generated history; one result dict per engine.
+
+    Each result holds ``rows`` (offset rows), ``end_rows``, ``shape``, ``engine``, ``lag`` and
+    ``restore`` (wall seconds of the two tables), ``total``, ``cpu`` (CPU seconds: the JVM and
+    this process for Spark, this process for DuckDB), ``rows_per_s`` (offset rows per wall
+    second), ``x_duckdb`` and ``x_duckdb_cpu`` (ratios to DuckDB), ``peak_heap_mb`` (Spark),
+    ``load_avg`` (the 1-minute load average, the larger of start and end), or ``failed`` with
+    the error's first line.
+    """
+    actual = inputs["offset_rows"]
+    out = args.work / f"scale-run-{os.getpid()}"  # two runs may share --work
+    timings: dict[str, dict[str, Any]] = {}
+    for engine in engines:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        load = os.getloadavg()[0]
+        try:
+            if engine == "spark":
+                assert spark is not None
+                reset_peak(spark)
+                # A floor of 2 x cores; the job raises it by input volume.
+                spark.conf.set("spark.sql.shuffle.partitions", "4")
+                t = lag_benchmark.run_spark(inputs, spark, out)
+                t["peak_heap_mb"] = round(peak_heap_mb(spark))
+                t["peak_old_gen_mb"] = round(peak_old_gen_mb(spark))
+            else:
+                t = lag_benchmark.run_duckdb(inputs, out, args.duckdb_threads, args.duckdb_memory)
+            t["total"] = t["lag"] + t["restore"]
+        except Exception as exc:  # a failed run is a result too
+            message = str(exc).strip() or repr(exc)
+            t = {"failed": message.splitlines()[0][:200]}
+        t["load_avg"] = round(max(load, os.getloadavg()[0]), 1)
+        timings[engine] = t
+    shutil.rmtree(out, ignore_errors=True)
+    duck = timings.get("duckdb", {})
+    results = []
+    for engine, t in timings.items():
+        result = {
+            "rows": actual,
+            "end_rows": inputs["end_offset_rows"],
+            "shape": shape,
+            "engine": engine,
+            **{k: round(v, 1) if isinstance(v, float) else v for k, v in t.items()},
+        }
+        if "total" in t:
+            result["rows_per_s"] = round(actual / t["total"])
+            if "total" in duck and engine != "duckdb":
+                result["x_duckdb"] = round(t["total"] / duck["total"], 2)
+                result["x_duckdb_cpu"] = round(t["cpu"] / max(duck["cpu"], 0.01), 2)
+        results.append(result)
+        print(f"  {json.dumps(result)}", flush=True)
+    return results
+
+
+def markdown_table(results: list[dict[str, Any]]) -> str:
+    """The results as the Markdown table of docs/performance.md."""
+    lines = [
+        "| offset rows | end-offset rows | shape | engine | lag s | restore s | total s (CPU s) "
+        "| rows/s | × DuckDB wall (CPU) | peak driver heap MB (old gen) | load avg |",
+        "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        head = f"| {r['rows']:,} | {r['end_rows']:,} | {r['shape']} | {r['engine']} |"
+        if "failed" in r:
+            lines.append(f"{head} failed: {r['failed']} | | | | | | {r['load_avg']} |")
+            continue
+        ratio = f"{r['x_duckdb']}× ({r['x_duckdb_cpu']}×)" if "x_duckdb" in r else ""
+        peak = f"≤ {r['peak_heap_mb']:,}" if "peak_heap_mb" in r else ""
+        if "peak_old_gen_mb" in r:
+            peak += f" (old gen {r['peak_old_gen_mb']:,})"
+        lines.append(
+            f"{head} {r['lag']:.1f} | {r['restore']:.1f} | {r['total']:.1f} ({r['cpu']:.1f}) | "
+            f"{r['rows_per_s'] / 1e6:.2f} M | {ratio} | {peak} | {r['load_avg']} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e6,1e7", help="offset rows, comma separated")
@@ -108,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default="spark,duckdb")
     parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--drop-inputs", action="store_true", help="delete each generated history after its cell"
+    )
     args = parser.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     shapes = args.shapes.split(",")
@@ -128,69 +228,23 @@ def main(argv: list[str] | None = None) -> int:
     if spark is not None:
         # Warm-up (not reported): the JVM's JIT would otherwise be billed to the first run.
         warm = prepare("many-snapshots", 1_000_000, args.work)
-        shutil.rmtree(args.work / "warm-up", ignore_errors=True)
-        (args.work / "warm-up").mkdir(parents=True)
-        lag_benchmark.run_spark(warm, spark, args.work / "warm-up")
-        shutil.rmtree(args.work / "warm-up", ignore_errors=True)
+        warm_out = args.work / f"warm-up-{os.getpid()}"
+        shutil.rmtree(warm_out, ignore_errors=True)
+        warm_out.mkdir(parents=True)
+        lag_benchmark.run_spark(warm, spark, warm_out)
+        shutil.rmtree(warm_out, ignore_errors=True)
 
     results: list[dict[str, Any]] = []
     for rows in sizes:
         for shape in shapes:
             inputs = prepare(shape, rows, args.work)
-            actual = inputs["offset_rows"]
-            out = args.work / "scale-run"
-            timings: dict[str, dict[str, Any]] = {}
-            for engine in engines:
-                shutil.rmtree(out, ignore_errors=True)
-                out.mkdir(parents=True)
-                load = os.getloadavg()[0]
-                try:
-                    if engine == "spark":
-                        assert spark is not None
-                        reset_peak(spark)
-                        # A floor of 2 x cores; the job raises it by input volume.
-                        spark.conf.set("spark.sql.shuffle.partitions", "4")
-                        t = lag_benchmark.run_spark(inputs, spark, out)
-                        t["peak_heap_mb"] = peak_heap_mb(spark)
-                    else:
-                        t = lag_benchmark.run_duckdb(
-                            inputs, out, args.duckdb_threads, args.duckdb_memory
-                        )
-                    t["total"] = t["lag"] + t["restore"]
-                except Exception as exc:  # a failed run is a result too
-                    t = {"failed": str(exc).splitlines()[0][:200]}
-                t["load_avg"] = round(max(load, os.getloadavg()[0]), 1)
-                timings[engine] = t
-            shutil.rmtree(out, ignore_errors=True)
-            duck = timings.get("duckdb", {}).get("total")
-            for engine, t in timings.items():
-                result = {"rows": actual, "shape": shape, "engine": engine, **t}
-                if "total" in t:
-                    result["rows_per_s"] = round(actual / t["total"])
-                    if duck and engine != "duckdb":
-                        result["x_duckdb"] = round(t["total"] / duck, 2)
-                results.append(result)
-                print(f"  {json.dumps(result)}", flush=True)
+            results.extend(run_cell(inputs, shape, engines, spark, args))
+            if args.json:  # after every cell: a long matrix keeps what finished
+                args.json.write_text(json.dumps(results, indent=1) + "\n")
+            if args.drop_inputs:
+                shutil.rmtree(inputs["folder"], ignore_errors=True)
 
-    print(
-        "\n| offset rows | shape | engine | total s | rows/s | × DuckDB | peak driver heap MB "
-        "| load avg |"
-    )
-    print("|---:|---|---|---:|---:|---:|---:|---:|")
-    for r in results:
-        if "failed" in r:
-            print(
-                f"| {r['rows']:,} | {r['shape']} | {r['engine']} | failed: {r['failed']} "
-                f"| | | | {r['load_avg']} |"
-            )
-            continue
-        peak = f"{r['peak_heap_mb']:.0f}" if "peak_heap_mb" in r else ""
-        print(
-            f"| {r['rows']:,} | {r['shape']} | {r['engine']} | {r['total']:.1f} | "
-            f"{r['rows_per_s'] / 1e6:.2f} M | {r.get('x_duckdb', '')} | {peak} | {r['load_avg']} |"
-        )
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    print(markdown_table(results))
     return 0
 
 

@@ -27,6 +27,12 @@ INTERVAL_ROW_BYTES = 96
 PARTITION_INPUT_BYTES = 8 * 1024 * 1024
 
 
+#: Target bytes of shuffled data per partition after AQE coalesces them (about a million rows of
+#: offset sums; Spark's default of 64 MB made final aggregations of ~4 M keys spill in a 1 GB
+#: driver).
+ADVISORY_PARTITION_BYTES = 16 * 1024 * 1024
+
+
 #: Most shuffle partitions the job asks for (AQE coalesces small ones after each shuffle).
 MAX_SHUFFLE_PARTITIONS = 4096
 
@@ -127,6 +133,62 @@ def plan_size_bytes(frame: DataFrame) -> int:
     """
     plan = frame._jdf.queryExecution().optimizedPlan()  # type: ignore[attr-defined]
     return int(str(plan.stats().sizeInBytes()))
+
+
+def files_max_partition_bytes(spark: SparkSession) -> int:
+    """Spark's ``spark.sql.files.maxPartitionBytes`` in bytes (Spark's own parsing of ``128MB``).
+
+    Parameters
+    ----------
+    spark:
+        The session whose SQL conf is read.
+
+    Returns
+    -------
+    int
+        Most bytes of input files one scan task reads (128 MB by default).
+    """
+    conf = spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
+    return int(conf.filesMaxPartitionBytes())
+
+
+def advisory_partition_bytes(spark: SparkSession) -> int:
+    """Spark's ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` in bytes.
+
+    Parameters
+    ----------
+    spark:
+        The session whose SQL conf is read.
+
+    Returns
+    -------
+    int
+        Bytes of shuffled data AQE aims at when it coalesces partitions (64 MB by default).
+    """
+    conf = spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
+    return int(conf.getConf(conf.ADVISORY_PARTITION_SIZE_IN_BYTES()))
+
+
+def input_split_bytes(configured: int) -> int:
+    """Bytes of input per scan task: :data:`PARTITION_INPUT_BYTES`, or less when set lower.
+
+    The first step of the job is a partial aggregation per (snapshot, process, task) in each scan
+    task. On long histories its keys are nearly all distinct (one changelog partition per task
+    and snapshot), so its hash map grows with the rows a task reads: at Spark's default 128 MB
+    splits (about 11 M offset rows) it spilled 3.5 GB to disk at 100 M rows in a 1 GB driver.
+    Splits as small as the shuffle partitions' share (about a million rows) keep it in memory.
+
+    Parameters
+    ----------
+    configured:
+        ``spark.sql.files.maxPartitionBytes`` as set (a ceiling).
+
+    Returns
+    -------
+    int
+        ``min(configured, PARTITION_INPUT_BYTES)``, bytes.
+    """
+    return min(configured, PARTITION_INPUT_BYTES)
 
 
 def shuffle_partitions_for(input_bytes: int, configured: int) -> int:

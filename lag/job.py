@@ -29,9 +29,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from lag.asof import (
+    ADVISORY_PARTITION_BYTES,
+    advisory_partition_bytes,
     as_of_join,
     broadcast_limit,
     estimated_interval_bytes,
+    files_max_partition_bytes,
+    input_split_bytes,
     plan_size_bytes,
     shuffle_partitions_for,
 )
@@ -134,6 +138,8 @@ class LagJob:
         ``spark.sql.shuffle.partitions`` the job chose from the input volume.
     broadcast_join:
         Whether the as-of join broadcasts its interval table.
+    split_bytes:
+        ``spark.sql.files.maxPartitionBytes`` the job chose (bytes of input per scan task).
 
     The decoded tables (:attr:`lags`, :attr:`restore`, :attr:`named`) are built on first use,
     after :attr:`process_keys`.
@@ -155,6 +161,7 @@ class LagJob:
     persist: bool = True
     shuffle_partitions: int = 0
     broadcast_join: bool = False
+    split_bytes: int = 0
     _replica_memo: dict[int | None, tuple[list[tuple[int, int, int]], dict[int, str]]] = field(
         default_factory=dict, repr=False
     )
@@ -378,6 +385,16 @@ def compute_lags(
     partitions = shuffle_partitions_for(plan_size_bytes(offsets), configured)
     if partitions != configured:
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    # Scan tasks of about a million rows: their partial aggregation then fits without spilling.
+    configured_split = files_max_partition_bytes(spark)
+    split = input_split_bytes(configured_split)
+    if split != configured_split:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", str(split))
+    # ... and so do the final aggregations after AQE coalesced the shuffle partitions.
+    if advisory_partition_bytes(spark) > ADVISORY_PARTITION_BYTES:
+        spark.conf.set(
+            "spark.sql.adaptive.advisoryPartitionSizeInBytes", str(ADVISORY_PARTITION_BYTES)
+        )
     if broadcast_end_offsets is None:
         limit = broadcast_limit(spark)
         broadcast_end_offsets = 0 <= estimated_interval_bytes(end_stats, layout) <= limit
@@ -413,4 +430,5 @@ def compute_lags(
         persist=persist,
         shuffle_partitions=partitions,
         broadcast_join=broadcast_end_offsets,
+        split_bytes=split,
     )
