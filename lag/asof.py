@@ -67,6 +67,11 @@ def estimated_interval_bytes(end_stats: list[Any], layout: TaskLayout) -> int:
     return int(1.5 * sum(per_sub.values()) * INTERVAL_ROW_BYTES)
 
 
+def _sql_conf(spark: SparkSession) -> Any:
+    """The session's JVM ``SQLConf``, whose getters parse sizes as Spark itself does."""
+    return spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
+
+
 def broadcast_threshold(spark: SparkSession) -> int:
     """Spark's ``spark.sql.autoBroadcastJoinThreshold`` in bytes (-1 = never broadcast).
 
@@ -80,7 +85,7 @@ def broadcast_threshold(spark: SparkSession) -> int:
     int
         Bytes; -1 when broadcasts are switched off.
     """
-    conf = spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
+    conf = _sql_conf(spark)
     return int(conf.autoBroadcastJoinThreshold())
 
 
@@ -148,7 +153,7 @@ def files_max_partition_bytes(spark: SparkSession) -> int:
     int
         Most bytes of input files one scan task reads (128 MB by default).
     """
-    conf = spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
+    conf = _sql_conf(spark)
     return int(conf.filesMaxPartitionBytes())
 
 
@@ -165,7 +170,7 @@ def advisory_partition_bytes(spark: SparkSession) -> int:
     int
         Bytes of shuffled data AQE aims at when it coalesces partitions (64 MB by default).
     """
-    conf = spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
+    conf = _sql_conf(spark)
     return int(conf.getConf(conf.ADVISORY_PARTITION_SIZE_IN_BYTES()))
 
 

@@ -269,11 +269,13 @@ def settle_standby_moves(
     moves = []
     for t, chosen in enumerate(standbys):
         planned = set(chosen)
+        held: set[int] | None = None
         for i, c in enumerate(chosen):
             if problem.caught_up(c, t) or c == target[t]:
                 continue
             taken = {active[t], *chosen, *planned}
-            held = problem.prev_standby[t] | set(problem.prev_active[t])
+            if held is None:
+                held = problem.prev_standby[t] | set(problem.prev_active[t])
             # A holder is cheaper when it restores fewer records, or as many while the target
             # held nothing (a lag of -3: state of unknown size, charged like none at all).
             cost = (problem.restore_cost(c, t), c not in held)
