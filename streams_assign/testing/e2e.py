@@ -585,24 +585,15 @@ def run_scenario(
             seconds=time.monotonic() - started,
             decisions=decisions,
         )
-        (folder / "result.json").write_text(
-            json.dumps(
-                {
-                    "scenario": scenario,
-                    "matched": result.matched,
-                    "predicted": result.predicted,
-                    "real": result.real,
-                    "settled": result.settled,
-                    "predicted_probing": result.predicted_probing,
-                    "real_probing": result.real_probing,
-                    "decisions": [vars(d) for d in decisions],
-                    "differences": result.differences(),
-                    "settled_equals_first_decision": result.settled == result.real,
-                    "settled_equals_last_decision": result.settled == result.last,
-                },
-                indent=1,
-            )
-        )
+        fields = ("scenario", "matched", "predicted", "real", "settled", "predicted_probing")
+        report = {name: getattr(result, name) for name in (*fields, "real_probing")}
+        report |= {
+            "decisions": [vars(d) for d in decisions],
+            "differences": result.differences(),
+            "settled_equals_first_decision": result.settled == result.real,
+            "settled_equals_last_decision": result.settled == result.last,
+        }
+        (folder / "result.json").write_text(json.dumps(report, indent=1))
         return result
     finally:
         cluster.close()
