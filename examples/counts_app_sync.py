@@ -22,7 +22,10 @@ from kafka.structs import TopicPartition
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
 from streams_assign.clients.codec import AssignmentInfo
 from streams_assign.clients.core import StreamsProcess, StreamsSettings
-from streams_assign.clients.kafka_python_adapter import KafkaPythonStreamsAssignor
+from streams_assign.clients.kafka_python_adapter import (
+    KafkaPythonStreamsAssignor,
+    subscribe_with_metadata,
+)
 from streams_assign.clients.offsets import KafkaEndOffsets
 from streams_assign.clients.state import StateDirectory
 from streams_assign.clients.topology import Subtopology, Topology
@@ -214,7 +217,8 @@ class SyncCountsProcess:
                     consumer.pause(*assigned)
                     pending.append(("assign", generation.member_id, tasks, list(assigned)))
 
-        consumer.subscribe([args.input_topic], listener=Listener())
+        # Join only once the metadata holds the input topic: see subscribe_with_metadata.
+        subscribe_with_metadata(consumer, self.topology.source_topics, listener=Listener())
         last_checkpoint = time.monotonic()
         try:
             while not self.stopping.is_set():
