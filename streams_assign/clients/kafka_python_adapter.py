@@ -5,8 +5,8 @@ Pass an instance (one per consumer, sharing one :class:`StreamsProcess` per proc
 ``AbstractPartitionAssignor`` as they are::
 
     assignor = KafkaPythonStreamsAssignor(process)
-    consumer = KafkaConsumer(*topology.source_topics, group_id="app",
-                             partition_assignment_strategy=[assignor])
+    consumer = KafkaConsumer(group_id="app", partition_assignment_strategy=[assignor])
+    subscribe_with_metadata(consumer, topology.source_topics, listener)
 
 kafka-python 3.x's interface: ``assign(cluster, members)`` takes a list of
 ``JoinGroupResponseMember`` (``member_id``, ``group_instance_id``, ``metadata`` already decoded
@@ -16,6 +16,10 @@ to ``ConsumerProtocolSubscription``), returns ``ConsumerProtocolAssignment`` per
 they own (subscription v1 ``owned_partitions``) and the leader withholds a task whose partitions
 another member still owns until that member released them, as Kafka Streams'
 ``addClientAssignments`` does; kafka-python then rejoins for the follow-up itself.
+
+:func:`subscribe_with_metadata` (rather than ``consumer.subscribe`` or topics given to the
+constructor) works around a kafka-python 3.0.x bug that can leave a member out of the group for
+good (``docs/clients.md``, "A member that stopped following the group").
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
+from kafka.errors import KafkaError
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -65,7 +70,8 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
     Notes
     -----
     Kafka's ``StreamsPartitionAssignor`` for the eager protocol. Probing rebalances: call
-    :meth:`maybe_rejoin` from the poll loop.
+    :meth:`maybe_rejoin` from the poll loop. Subscribe with :func:`subscribe_with_metadata`,
+    which also attaches the assignor to its consumer (:meth:`attach`).
     """
 
     name = PROTOCOL_NAME
@@ -229,6 +235,8 @@ def subscribe_with_metadata(
     ------
     MissingSourceTopicError
         When a topic still has no partitions after ``timeout_s``; the message names it.
+    kafka.errors.KafkaError
+        A metadata error that is not retriable (an authorization failure, for instance).
 
     Notes
     -----
@@ -240,8 +248,6 @@ def subscribe_with_metadata(
     rejoining while a join is pending (``joinFuture != null``), which is what kafka-python 3.0.x
     lacks.
     """
-    from kafka.errors import KafkaError
-
     wanted = sorted(set(topics))
     coordinator = getattr(consumer, "_coordinator", None)
     for assignor in getattr(coordinator, "_assignors", {}).values():
