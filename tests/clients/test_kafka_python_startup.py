@@ -172,10 +172,17 @@ def test_member_finishes_a_metadata_rebalance_that_completed_between_polls(
                 pytest.fail("the leader's metadata never showed the added partitions")
             time.sleep(0.1)
         generation = assignor.generation
-        consumer.poll(timeout_ms=0)  # sends the JoinGroup, stops waiting for it at once
+        coordinator = consumer._coordinator
+        while coordinator._join_task is None:  # the JoinGroup went out; poll stopped waiting
+            if time.monotonic() > deadline:
+                pytest.fail("the consumer never sent the JoinGroup of the new rebalance")
+            consumer.poll(timeout_ms=0)
         # Not polling while the single-member round (JoinGroup, the leader's assignment, which
         # refreshes its snapshot, SyncGroup) completes in the client's IO thread.
-        time.sleep(5)
+        while not coordinator._join_task.is_done:
+            if time.monotonic() > deadline:
+                pytest.fail("the JoinGroup/SyncGroup round did not complete")
+            time.sleep(0.05)
         poll_until(
             "the rejoin with the added partitions",
             lambda: len(consumer.assignment()) == 2 * PARTITIONS,
