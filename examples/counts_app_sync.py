@@ -9,7 +9,9 @@ kafka-python's own ``RoundRobinPartitionAssignor`` is the baseline.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
+import signal
 import sys
 import threading
 import time
@@ -305,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # `kill -USR1 <pid>` writes every thread's stack to stderr (the test harness does on a
+    # time-out): where a member thread waits shows in the app's log.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     Path(args.state_dir).mkdir(parents=True, exist_ok=True)
     try:
         SyncCountsProcess(args).run()
