@@ -34,12 +34,15 @@ class ScriptedConsumer:
         self.answers = answers
         self.subscribed: tuple[list[str], Any] | None = None
         self.fetches = 0
+        self.calls: list[str] = []
         self.config = {"bootstrap_servers": "127.0.0.1:9"}
 
     def subscribe(self, topics: list[str], listener: Any = None) -> None:
+        self.calls.append("subscribe")
         self.subscribed = (topics, listener)
 
     def topics(self) -> set[str]:
+        self.calls.append("fetch")
         self.fetches += 1
         answer = self.answers[min(self.fetches, len(self.answers)) - 1]
         if isinstance(answer, Exception):
@@ -57,7 +60,7 @@ def test_subscribe_with_metadata_subscribes_then_waits_for_partitions() -> None:
     counts = subscribe_with_metadata(consumer, ["orders", "orders"], listener=listener)
     assert counts == {"orders": 3}
     assert consumer.subscribed == (["orders"], listener)
-    assert consumer.fetches == 3  # one metadata fetch per look, each after the subscription
+    assert consumer.calls == ["subscribe", "fetch", "fetch", "fetch"]  # fetches after subscribing
 
 
 def test_subscribe_with_metadata_retries_while_the_topic_is_unknown() -> None:
