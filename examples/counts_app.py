@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import faulthandler
 import json
 import logging
+import signal
 import sys
 import time
 from pathlib import Path
@@ -335,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # `kill -USR1 <pid>` writes every thread's stack to stderr (the test harness does on a
+    # time-out): where a member thread waits shows in the app's log.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     Path(args.state_dir).mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(CountsProcess(args).run())

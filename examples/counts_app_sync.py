@@ -9,7 +9,9 @@ kafka-python's own ``RoundRobinPartitionAssignor`` is the baseline.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
+import signal
 import sys
 import threading
 import time
@@ -22,7 +24,10 @@ from kafka.structs import TopicPartition
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
 from streams_assign.clients.codec import AssignmentInfo
 from streams_assign.clients.core import StreamsProcess, StreamsSettings
-from streams_assign.clients.kafka_python_adapter import KafkaPythonStreamsAssignor
+from streams_assign.clients.kafka_python_adapter import (
+    KafkaPythonStreamsAssignor,
+    subscribe_with_metadata,
+)
 from streams_assign.clients.offsets import KafkaEndOffsets
 from streams_assign.clients.state import StateDirectory
 from streams_assign.clients.topology import Subtopology, Topology
@@ -214,7 +219,8 @@ class SyncCountsProcess:
                     consumer.pause(*assigned)
                     pending.append(("assign", generation.member_id, tasks, list(assigned)))
 
-        consumer.subscribe([args.input_topic], listener=Listener())
+        # Join only once the metadata holds the input topic: see subscribe_with_metadata.
+        subscribe_with_metadata(consumer, self.topology.source_topics, listener=Listener())
         last_checkpoint = time.monotonic()
         try:
             while not self.stopping.is_set():
@@ -301,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # `kill -USR1 <pid>` writes every thread's stack to stderr (the test harness does on a
+    # time-out): where a member thread waits shows in the app's log.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     Path(args.state_dir).mkdir(parents=True, exist_ok=True)
     try:
         SyncCountsProcess(args).run()

@@ -5,8 +5,8 @@ Pass an instance (one per consumer, sharing one :class:`StreamsProcess` per proc
 ``AbstractPartitionAssignor`` as they are::
 
     assignor = KafkaPythonStreamsAssignor(process)
-    consumer = KafkaConsumer(*topology.source_topics, group_id="app",
-                             partition_assignment_strategy=[assignor])
+    consumer = KafkaConsumer(group_id="app", partition_assignment_strategy=[assignor])
+    subscribe_with_metadata(consumer, topology.source_topics, listener)
 
 kafka-python 3.x's interface: ``assign(cluster, members)`` takes a list of
 ``JoinGroupResponseMember`` (``member_id``, ``group_instance_id``, ``metadata`` already decoded
@@ -16,15 +16,21 @@ to ``ConsumerProtocolSubscription``), returns ``ConsumerProtocolAssignment`` per
 they own (subscription v1 ``owned_partitions``) and the leader withholds a task whose partitions
 another member still owns until that member released them, as Kafka Streams'
 ``addClientAssignments`` does; kafka-python then rejoins for the follow-up itself.
+
+:func:`subscribe_with_metadata` (rather than ``consumer.subscribe`` or topics given to the
+constructor) works around a kafka-python 3.0.x bug that can leave a member out of the group for
+good (``docs/clients.md``, "A member that stopped following the group").
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
+from kafka.errors import KafkaError
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -39,9 +45,12 @@ from streams_assign.clients.core import (
     decide,
     partition_counts,
 )
+from streams_assign.errors import StreamsAssignError
 
 __all__ = [
     "KafkaPythonStreamsAssignor",
+    "MissingSourceTopicError",
+    "subscribe_with_metadata",
 ]
 
 
@@ -61,7 +70,8 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
     Notes
     -----
     Kafka's ``StreamsPartitionAssignor`` for the eager protocol. Probing rebalances: call
-    :meth:`maybe_rejoin` from the poll loop.
+    :meth:`maybe_rejoin` from the poll loop. Subscribe with :func:`subscribe_with_metadata`,
+    which also attaches the assignor to its consumer (:meth:`attach`).
     """
 
     name = PROTOCOL_NAME
@@ -77,6 +87,22 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
         self.cooperative = cooperative
         #: The generation of the last assignment received (-1 before the first).
         self.generation = -1
+        self._coordinator: Any = None
+
+    def attach(self, consumer: Any) -> None:
+        """Bind this assignor to the consumer it serves, so each join stays pending until done.
+
+        :func:`subscribe_with_metadata` and :meth:`maybe_rejoin` call this. From then on
+        :meth:`metadata`, which kafka-python calls as it sends each JoinGroup, marks a rejoin as
+        needed (``request_rejoin()`` on ``consumer._coordinator``); kafka-python clears the mark
+        only when that JoinGroup/SyncGroup round has completed. Kafka's Java consumer keeps
+        joining while a join is pending (``AbstractCoordinator.rejoinNeededOrPending``); without
+        the mark, kafka-python 3.0.x ends its join loop when a rebalance started by the leader's
+        metadata snapshot no longer looks needed, and leaves that round unfinished: the member
+        stops heartbeating and silently drops out of the group (``docs/clients.md``). With it,
+        such a member rejoins once more instead.
+        """
+        self._coordinator = getattr(consumer, "_coordinator", None)
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
         """EAGER, or COOPERATIVE (KIP-429) when made with ``cooperative=True``."""
@@ -86,6 +112,8 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
 
     def metadata(self, topics: Iterable[str]) -> ConsumerProtocolSubscription:
         """JoinGroup metadata: topics, user data and (cooperative) the partitions it owns."""
+        if self._coordinator is not None:
+            self._coordinator.request_rejoin()  # pending until this join completes: see attach
         user_data = self.member.subscription_user_data()
         if not self.cooperative:
             return ConsumerProtocolSubscription(0, sorted(topics), user_data)
@@ -147,6 +175,8 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
         coordinator's ``request_rejoin()`` (``consumer._coordinator``), as kafka-python does
         itself after a cooperative revocation. Returns whether a rejoin was requested.
         """
+        if self._coordinator is None:
+            self.attach(consumer)
         if not self.member.rejoin_due():
             return False
         coordinator = getattr(consumer, "_coordinator", None)
@@ -156,3 +186,90 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
         self.member.rejoin_started()
         coordinator.request_rejoin()
         return True
+
+
+class MissingSourceTopicError(StreamsAssignError, LookupError):
+    """A source topic has no partitions in the cluster's metadata (it does not exist).
+
+    Kafka Streams' ``MissingSourceTopicException``: the app cannot start without its source
+    topics.
+    """
+
+
+def subscribe_with_metadata(
+    consumer: Any,
+    topics: Iterable[str],
+    listener: Any = None,
+    timeout_s: float = 30.0,
+) -> dict[str, int]:
+    """Subscribe a kafka-python consumer, then wait until its metadata holds every topic.
+
+    Call this instead of ``consumer.subscribe`` before the first ``poll``: the group leader's
+    first assignment then sees every partition of the source topics, so the group never needs
+    the rebalance kafka-python starts when the leader's metadata snapshot changes after an
+    assignment. That rebalance can strand a member in kafka-python 3.0.x (``docs/clients.md``,
+    "A member that stopped following the group"): its join loop ends on
+    ``need_rejoin() == False`` while the leader's JoinGroup/SyncGroup round is still in flight,
+    so the member never completes that round, never heartbeats again and is dropped from the
+    group, for good. Every :class:`KafkaPythonStreamsAssignor` of the consumer is also
+    attached to it (:meth:`KafkaPythonStreamsAssignor.attach`), which makes such a member
+    rejoin once more should that rebalance still happen (a source topic given more partitions).
+
+    Parameters
+    ----------
+    consumer:
+        A ``kafka.KafkaConsumer`` with a ``group_id``, not yet polled.
+    topics:
+        The source topics (``Topology.source_topics``).
+    listener:
+        A ``kafka.ConsumerRebalanceListener`` passed on to ``subscribe``, or ``None``.
+    timeout_s:
+        Longest wait for the topics to appear, in seconds.
+
+    Returns
+    -------
+    dict[str, int]
+        The partition count of each topic.
+
+    Raises
+    ------
+    MissingSourceTopicError
+        When a topic still has no partitions after ``timeout_s``; the message names it.
+    kafka.errors.KafkaError
+        A metadata error that is not retriable (an authorization failure, for instance).
+
+    Notes
+    -----
+    ``KafkaConsumer.topics()`` fetches fresh metadata for every topic and waits for it; the
+    consumer's coordinator rebuilds its metadata snapshot of the subscribed topics from each
+    metadata response (``ConsumerCoordinator._handle_metadata_update``), so a fetch made after
+    ``subscribe`` leaves that snapshot complete before the group is joined. Kafka's Java
+    consumer has the same check (``ConsumerCoordinator.rejoinNeededOrPending``) but also keeps
+    rejoining while a join is pending (``joinFuture != null``), which is what kafka-python 3.0.x
+    lacks.
+    """
+    wanted = sorted(set(topics))
+    coordinator = getattr(consumer, "_coordinator", None)
+    for assignor in getattr(coordinator, "_assignors", {}).values():
+        if isinstance(assignor, KafkaPythonStreamsAssignor):
+            assignor.attach(consumer)
+    consumer.subscribe(wanted, listener=listener)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            consumer.topics()  # a metadata fetch issued after the subscription, awaited
+        except KafkaError as exc:
+            # A fetch for the subscribed topic alone fails with UnknownTopicOrPartition while
+            # it does not exist yet: retriable, like any other retriable error here.
+            if not getattr(exc, "retriable", False):
+                raise
+        counts = {topic: len(consumer.partitions_for_topic(topic) or ()) for topic in wanted}
+        missing = [topic for topic, count in counts.items() if count == 0]
+        if not missing:
+            return counts
+        if time.monotonic() >= deadline:
+            raise MissingSourceTopicError(
+                f"source topics {missing} have no partitions in the metadata of "
+                f"{consumer.config.get('bootstrap_servers')!r} after {timeout_s:g} s"
+            )
+        time.sleep(0.1)

@@ -124,12 +124,18 @@ class AppCluster:
     def live(self) -> list[AppProcess]:
         return [p for p in self.processes.values() if p.alive]
 
-    def logs(self) -> str:
+    def logs(self, tail: int = 2000) -> str:
         parts = []
         for process in self.processes.values():
             text = process.log_path.read_text(errors="replace") if process.log_path.exists() else ""
-            parts.append(f"--- {process.name} (exit {process.popen.poll()}):\n{text[-2000:]}")
+            parts.append(f"--- {process.name} (exit {process.popen.poll()}):\n{text[-tail:]}")
         return "\n".join(parts)
+
+    def dump_stacks(self) -> None:
+        """Have every live app write its threads' stacks to its log (SIGUSR1, faulthandler)."""
+        for process in self.live():
+            os.kill(process.popen.pid, signal.SIGUSR1)
+        time.sleep(1.0)  # faulthandler writes from the signal handler; let it finish
 
     def wait_until(self, what: str, condition: Callable[[], Any], timeout: float = WAIT_S) -> Any:
         """Poll ``condition`` until it returns something truthy; fail with ``what`` on time-out."""
@@ -143,7 +149,10 @@ class AppCluster:
             if value:
                 return value
             time.sleep(0.2)
-        pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}:\n{self.logs()}")
+        self.dump_stacks()
+        pytest.fail(
+            f"timed out after {timeout:.0f} s waiting for {what}:\n{self.logs(tail=12_000)}"
+        )
 
     # ---------------------------------------------------------------- the group's state
     def latest_assignments(self) -> dict[str, dict[str, Any]]:
