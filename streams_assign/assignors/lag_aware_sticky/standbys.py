@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Set as AbstractSet
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
@@ -127,6 +128,43 @@ def _even_out_standbys(
     def load(c: int) -> float:
         return counts[c] / problem.capacity[c]
 
+    def chain_to(receiver: int) -> bool:
+        # Breadth-first over hand-overs that restore nothing: the receiver takes a standby it is
+        # caught up on from a client, which in turn takes one it is caught up on from another,
+        # until a client above its lower bound gives one up. An augmenting path of the
+        # transportation problem with zero cost; every client appears on it at most once.
+        via: dict[int, tuple[int, int]] = {receiver: (-1, -1)}
+        queue = deque([receiver])
+        while queue:
+            x = queue.popleft()
+            for t in problem.state_tasks[x]:
+                if active[t] == x or x in standbys[t] or not problem.caught_up(x, t):
+                    continue
+                x_held = x in problem.prev_standby[t] or x in problem.prev_active[t]
+                for h in standbys[t]:
+                    if (
+                        h in via
+                        or not (x_held or _fresh(problem, h, t))
+                        or problem.shared_tags(x, active[t]) > problem.shared_tags(h, active[t])
+                    ):
+                        continue
+                    via[h] = (t, x)
+                    if counts[h] > lower[h]:
+                        while h != receiver:
+                            t, x = via[h]
+                            hand_over(t, h, x)
+                            h = x
+                        return True
+                    queue.append(h)
+        return False
+
+    def hand_over(t: int, donor: int, receiver: int) -> None:
+        standbys[t][standbys[t].index(donor)] = receiver
+        held_by[donor].remove(t)
+        held_by[receiver].append(t)
+        counts[donor] -= 1
+        counts[receiver] += 1
+
     def trade(client: int, heap: list[tuple[float, int]], taking: bool) -> None:
         # Moves standbys to ``client`` (taking) or away from it until it is within its bounds,
         # with the partners ``heap`` holds: (-load, donor) when taking, (load, receiver) when
@@ -158,6 +196,8 @@ def _even_out_standbys(
     donors = [(-load(c), c) for c in range(n_clients) if counts[c] > lower[c]]
     heapq.heapify(donors)
     for receiver in range(n_clients):
+        while counts[receiver] < lower[receiver] and chain_to(receiver):
+            pass
         if counts[receiver] < lower[receiver]:
             trade(receiver, donors, taking=True)
     # Then bring every client above its upper bound down, giving to the least loaded ones.
@@ -166,6 +206,11 @@ def _even_out_standbys(
     for donor in range(n_clients):
         if counts[donor] > upper[donor]:
             trade(donor, receivers, taking=False)
+
+
+def _fresh(problem: IndexedCluster, client: int, task: int) -> bool:
+    """The client held no copy of the task before (a standby placed there is a move)."""
+    return client not in problem.prev_standby[task] and client not in problem.prev_active[task]
 
 
 def _standby_key(
