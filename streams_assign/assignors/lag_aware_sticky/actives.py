@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
     IndexedCluster,
@@ -96,7 +96,13 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
 
     _raise_to_lower_bounds(problem, target, counts, lower)
     spread_subtopologies(
-        subtopology_indices(problem.tasks), target, counts, lower, upper, problem.restore_cost_of
+        subtopology_indices(problem.tasks),
+        target,
+        counts,
+        lower,
+        upper,
+        lambda t, c: (problem.restore_cost(c, t), c not in problem.prev_active[t]),
+        lambda t: problem.lags[t].keys(),
     )
     return target
 
@@ -179,7 +185,8 @@ def spread_subtopologies(
     counts: list[int],
     lower: Sequence[int],
     upper: Sequence[int],
-    cost: Callable[[int, int], int],
+    cost: Callable[[int, int], tuple[int, int]],
+    holders: Callable[[int], Iterable[int]] | None = None,
 ) -> None:
     """Even out each subtopology's tasks over the clients, within one task (best effort).
 
@@ -199,8 +206,12 @@ def spread_subtopologies(
     lower, upper:
         Per client, the bounds of :func:`balanced_count_bounds` that moves must keep.
     cost:
-        ``cost(task, client)``: what placing the task there costs (records to restore); the
-        cheapest candidate moves.
+        ``cost(task, client)``: what placing the task there costs, as (records to restore,
+        moved actives); the cheapest candidate moves, swaps adding both parts.
+    holders:
+        ``holders(task)``: clients with local state of the task. Besides the client with the
+        fewest tasks of the subtopology, such a client with as few may receive, whichever move
+        or swap costs least.
     """
     n_clients = len(counts)
     if n_clients < 2 or not groups:
@@ -216,35 +227,57 @@ def spread_subtopologies(
         by_client[g][dst].append(t)
         owner[t] = dst
 
+    def plan(
+        g: int, donor: int, receiver: int
+    ) -> tuple[tuple[int, int], int, int, int] | None:
+        # The cheapest way to take one task of ``g`` from ``donor`` to ``receiver``:
+        # (cost, task, swap task or -1, its subtopology), or None when neither fits.
+        t = min(by_client[g][donor], key=lambda t: (cost(t, receiver), t))
+        if counts[donor] > lower[donor] and counts[receiver] < upper[receiver]:
+            return cost(t, receiver), t, -1, -1
+        # Swap with a task of another subtopology the receiver has more of than the donor:
+        # the sum of squared counts falls, so the loop ends.
+        best: tuple[tuple[int, int], int, int, int] | None = None
+        for h in range(n_groups):
+            if h == g or len(by_client[h][donor]) >= len(by_client[h][receiver]):
+                continue
+            u = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
+            there, back = cost(t, receiver), cost(u, donor)
+            option = ((there[0] + back[0], there[1] + back[1]), t, u, h)
+            if best is None or option < best:
+                best = option
+        return best
+
     for g in range(n_groups):
         extremes = _Extremes([len(tasks) for tasks in by_client[g]])
         for _ in range(size[g]):
-            donor, receiver = extremes.most(), extremes.least()
-            if extremes.counts[donor] - extremes.counts[receiver] <= 1:
+            donor, least = extremes.most(), extremes.least()
+            if extremes.counts[donor] - extremes.counts[least] <= 1:
                 break
-            t = min(by_client[g][donor], key=lambda t: (cost(t, receiver), t))
-            if counts[donor] > lower[donor] and counts[receiver] < upper[receiver]:
-                move(t, g, donor, receiver)
+            # The least loaded client, or one holding state of the donor's tasks when that is
+            # cheaper (a holder restores less, so the spread itself moves no state).
+            receivers = {least}
+            if holders is not None:
+                for t in by_client[g][donor]:
+                    receivers.update(
+                        c
+                        for c in holders(t)
+                        if extremes.counts[c] == extremes.counts[least]
+                    )
+            options = []
+            for r in sorted(receivers):
+                step = plan(g, donor, r)
+                if step is not None:
+                    options.append((step, extremes.counts[r], r))
+            if not options:
+                break
+            (_, t, u, h), _, receiver = min(options)
+            move(t, g, donor, receiver)
+            if u < 0:
                 counts[donor] -= 1
                 counts[receiver] += 1
             else:
-                # Swap with a task of another subtopology the receiver has to spare.
-                # The receiver gives back a task of a subtopology it has more of than the donor:
-                # the sum of squared counts falls, so the loop ends.
-                spare = [
-                    h
-                    for h in range(n_groups)
-                    if h != g and len(by_client[h][donor]) < len(by_client[h][receiver])
-                ]
-                if not spare:
-                    break
-                h = max(
-                    spare,
-                    key=lambda h: (len(by_client[h][receiver]) - len(by_client[h][donor]), -h),
-                )
-                swap = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
-                move(t, g, donor, receiver)
-                move(swap, groups[swap], receiver, donor)
+                move(u, h, receiver, donor)
             extremes.add(donor, -1)
             extremes.add(receiver, 1)
 
