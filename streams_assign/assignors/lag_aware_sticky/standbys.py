@@ -313,12 +313,14 @@ def settle_standby_moves(
     """
     moves = []
     for t, chosen in enumerate(standbys):
-        planned = set(chosen)
         held: set[int] | None = None
+        displaced: list[int] = []
         for i, c in enumerate(chosen):
             if problem.caught_up(c, t) or c == target[t]:
                 continue
-            taken = {active[t], *chosen, *planned}
+            # A planned place another standby of the task gave up may take this one: it then
+            # restores less than this place, and is no pending move.
+            taken = {active[t], *chosen}
             if held is None:
                 held = problem.prev_standby[t] | set(problem.prev_active[t])
             # A holder is cheaper when it restores fewer records, or as many while the target
@@ -336,7 +338,8 @@ def settle_standby_moves(
             if not spare:
                 continue
             chosen[i] = min(spare, key=lambda h: (h not in held, problem.restore_cost(h, t), h))
-            moves.append((t, c))
+            displaced.append(c)
+        moves.extend((t, c) for c in displaced if c not in chosen)
     return moves
 
 
