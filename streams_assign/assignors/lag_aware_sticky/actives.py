@@ -74,17 +74,19 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     )
     for t in pending:
         best = None
-        best_key: tuple[int, float, int] | None = None
+        # Ties in records to restore go to a client with local state: the records charged to
+        # a client without state are a lower estimate of its changelog.
+        best_key: tuple[int, bool, float, int] | None = None
         for c in problem.lags[t]:
             if counts[c] >= upper[c]:
                 continue
-            key = (problem.restore_cost(c, t), (counts[c] + 1) / problem.capacity[c], c)
+            key = (problem.restore_cost(c, t), False, (counts[c] + 1) / problem.capacity[c], c)
             if best_key is None or key < best_key:
                 best, best_key = c, key
         generic = heap.pop(exclude=problem.lags[t].keys())
         if generic is not None:
             cost = 0 if problem.generic_caught_up[t] else problem.no_state_lag[t]
-            key = (cost, (counts[generic] + 1) / problem.capacity[generic], generic)
+            key = (cost, True, (counts[generic] + 1) / problem.capacity[generic], generic)
             if best_key is None or key < best_key:
                 best = generic
         if best is None:
@@ -336,7 +338,10 @@ def assign_immediate_stateful_actives(
         else:
             # Nobody can run it without restoring: the client with the least to restore does.
             pool = [c, *problem.lags[t]]
-        best = min(pool, key=lambda h: (problem.restore_cost(h, t), h != c, h))
+        best = min(
+            pool,
+            key=lambda h: (problem.restore_cost(h, t), h not in problem.prev_active[t], h != c, h),
+        )
         if best != c:
             active[t] = best
             moving.append(t)
