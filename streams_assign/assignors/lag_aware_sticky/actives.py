@@ -55,8 +55,9 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     for c in range(n_clients):
         tasks = kept[c]
         if len(tasks) > upper[c]:
-            # Shed first what another caught-up client can take without restoring.
-            tasks.sort(key=lambda t: (has_alternative[t], t))
+            # Shed first what another caught-up client can take without restoring, then what
+            # costs the least to restore elsewhere.
+            tasks.sort(key=lambda t: (has_alternative[t], -problem.no_state_lag[t], t))
             tasks = tasks[: upper[c]]
         for t in tasks:
             target[t] = c
