@@ -296,7 +296,11 @@ def _tag_aware_choice(
 
 
 def settle_standby_moves(
-    problem: IndexedCluster, active: list[int], standbys: list[list[int]], target: list[int]
+    problem: IndexedCluster,
+    active: list[int],
+    standbys: list[list[int]],
+    target: list[int],
+    early: AbstractSet[int] = frozenset(),
 ) -> list[tuple[int, int]]:
     """Keep standbys on caught-up clients while their balanced places restore.
 
@@ -304,6 +308,13 @@ def settle_standby_moves(
     it (not the active's client, not sharing more client tags with the active than the target
     does), stays on that caught-up client for now; the target becomes a pending standby move,
     to get a warmup replica, as Kafka's ``assignStandbyTaskMovements`` does (KIP-441).
+
+    Parameters
+    ----------
+    early:
+        Moving tasks whose target active restores now in a standby slot (within
+        ``max.warmup.replicas``, see :func:`assign_standby_tasks`): that standby stays. The
+        other moving tasks' targets restore through warmup replicas, as Kafka's do.
 
     Returns
     -------
@@ -316,7 +327,7 @@ def settle_standby_moves(
         held: set[int] | None = None
         displaced: list[int] = []
         for i, c in enumerate(chosen):
-            if problem.caught_up(c, t) or c == target[t]:
+            if problem.caught_up(c, t) or (c == target[t] and t in early):
                 continue
             # A planned place another standby of the task gave up may take this one: it then
             # restores less than this place, and is no pending move.
