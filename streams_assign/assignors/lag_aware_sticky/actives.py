@@ -13,10 +13,16 @@ from streams_assign.assignors.lag_aware_sticky.problem import (
 )
 
 __all__ = [
+    "SWAP_CHOICES",
     "assign_immediate_stateful_actives",
     "assign_target_stateful_actives",
     "spread_subtopologies",
 ]
+
+#: Subtopologies :func:`spread_subtopologies` considers for a swap: those the receiver has the
+#: most more tasks of than the donor. A bound on the work per swap; each still lowers the sum
+#: of squared per-subtopology counts.
+SWAP_CHOICES = 3
 
 
 def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
@@ -231,21 +237,26 @@ def spread_subtopologies(
         owner[t] = dst
 
     def plan(
-        g: int, donor: int, receiver: int
+        g: int, donor: int, receiver: int, t: int
     ) -> tuple[tuple[int, int], int, int, int] | None:
-        # The cheapest way to take one task of ``g`` from ``donor`` to ``receiver``:
+        # The cheapest way to take task ``t`` of ``g`` from ``donor`` to ``receiver``:
         # (cost, task, swap task or -1, its subtopology), or None when neither fits.
-        t = min(by_client[g][donor], key=lambda t: (cost(t, receiver), t))
         if counts[donor] > lower[donor] and counts[receiver] < upper[receiver]:
             return cost(t, receiver), t, -1, -1
         # Swap with a task of another subtopology the receiver has more of than the donor:
         # the sum of squared counts falls, so the loop ends.
+        # Of the subtopologies the receiver has most more of (at most SWAP_CHOICES), the
+        # cheapest task to give back.
+        spare = sorted(
+            (len(by_client[h][donor]) - len(by_client[h][receiver]), h)
+            for h in range(n_groups)
+            if h != g and len(by_client[h][donor]) < len(by_client[h][receiver])
+        )[:SWAP_CHOICES]
         best: tuple[tuple[int, int], int, int, int] | None = None
-        for h in range(n_groups):
-            if h == g or len(by_client[h][donor]) >= len(by_client[h][receiver]):
-                continue
+        there = cost(t, receiver)
+        for _, h in spare:
             u = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
-            there, back = cost(t, receiver), cost(u, donor)
+            back = cost(u, donor)
             option = ((there[0] + back[0], there[1] + back[1]), t, u, h)
             if best is None or option < best:
                 best = option
@@ -259,22 +270,27 @@ def spread_subtopologies(
                 break
             # The least loaded client, or one holding state of the donor's tasks when that is
             # cheaper (a holder restores less, so the spread itself moves no state).
-            receivers = {least}
+            tasks = by_client[g][donor]
+            cheapest = {least: min((cost(t, least), t) for t in tasks)}
             if holders is not None:
-                for t in by_client[g][donor]:
-                    receivers.update(
-                        c
-                        for c in holders(t)
-                        if extremes.counts[c] == extremes.counts[least]
-                    )
-            options = []
-            for r in sorted(receivers):
-                step = plan(g, donor, r)
+                for t in tasks:
+                    for c in holders(t):
+                        if c == least or extremes.counts[c] != extremes.counts[least]:
+                            continue
+                        key = (cost(t, c), t)
+                        if c not in cheapest or key < cheapest[c]:
+                            cheapest[c] = key
+            options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []
+            for r in sorted(cheapest, key=lambda r: (cheapest[r], r)):
+                if options and cheapest[r][0] > options[0][0][0]:
+                    break  # a swap only adds to what taking the task costs
+                step = plan(g, donor, r, cheapest[r][1])
                 if step is not None:
-                    options.append((step, extremes.counts[r], r))
+                    options.append((step, r))
+                    options.sort()
             if not options:
                 break
-            (_, t, u, h), _, receiver = min(options)
+            (_, t, u, h), receiver = options[0]
             move(t, g, donor, receiver)
             if u < 0:
                 counts[donor] -= 1

@@ -142,10 +142,12 @@ class IndexedCluster:
 
     def restore_cost(self, client: int, task: int) -> int:
         """Records to restore before ``client`` could run ``task`` (0 when caught up)."""
-        if self.caught_up(client, task):
-            return 0
         value = self.lags[task].get(client)
-        if value is None or value < 0 or value >= LONG_MAX_VALUE:
+        if value is None:
+            return 0 if self.generic_caught_up[task] else self.no_state_lag[task]
+        if client in self.caught[task]:
+            return 0
+        if value < 0 or value >= LONG_MAX_VALUE:
             return self.no_state_lag[task]
         return value
 
