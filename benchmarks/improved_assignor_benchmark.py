@@ -31,7 +31,7 @@ from rich.table import Table
 from streams_assign.api import assign
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.costs import PlacementCosts
-from streams_assign.optimal.metrics import score
+from streams_assign.optimal.metrics import Metrics, score
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.simulation.convergence import run_randomized_scenario
 from streams_assign.simulation.generators import scale_scenario
@@ -65,21 +65,72 @@ def zone_violations(cluster: ClusterState, assignment: Assignment) -> int:
     return count
 
 
+def why_worse_than_ha(
+    cluster: ClusterState,
+    kafka: Assignment,
+    ours: Assignment,
+    kafka_metrics: Metrics,
+    ours_metrics: Metrics,
+) -> dict[str, str]:
+    """Why ours is worse than Kafka's HA on one state: per worse metric, a reason category.
+
+    Metrics are ``restore`` (records to restore) and ``moved actives``. Categories, the first
+    that holds: ``zone rule`` (the state has client tags and HA places more standbys in their
+    active's tag value while another value was free: it restores less by breaking the rule;
+    restore only), ``stateful balance`` (ours has the smaller stateful load spread: its
+    standbys move towards Kafka's stateful balance bound; restore only), ``active balance``
+    (HA's active load spread exceeds Kafka's bound of one task per thread and ours is smaller;
+    moved actives only), ``trade`` (ours is better on the other metric), ``unexplained``.
+    """
+    zones = (
+        bool(cluster.configs.rack_aware_assignment_tags)
+        and zone_violations(cluster, kafka) > zone_violations(cluster, ours)
+    )
+    active_balance = (
+        kafka_metrics.active_load_spread > 1
+        and ours_metrics.active_load_spread < kafka_metrics.active_load_spread
+    )
+    stateful_balance = ours_metrics.stateful_load_spread < kafka_metrics.stateful_load_spread
+    reasons = {}
+    if ours_metrics.restore_records > kafka_metrics.restore_records:
+        reasons["restore"] = (
+            "zone rule"
+            if zones
+            else "stateful balance"
+            if stateful_balance
+            else "trade"
+            if ours_metrics.active_moves < kafka_metrics.active_moves
+            else "unexplained"
+        )
+    if ours_metrics.active_moves > kafka_metrics.active_moves:
+        reasons["moved actives"] = (
+            "active balance"
+            if active_balance
+            else "trade"
+            if ours_metrics.restore_records < kafka_metrics.restore_records
+            else "unexplained"
+        )
+    return reasons
+
+
 def shared_states(with_optimum: bool, console: Console) -> None:
     files = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
     files += sorted((SCENARIOS / "kafka-ext" / "input").glob("*.json"))
     totals: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    worse: list[tuple[str, dict[str, str], Metrics, Metrics]] = []
     for path in files:
         group = "kafka-diff" if path.name.startswith("s") else path.name.split("-")[1]
         cluster = load_cluster_state(path)
         costs = PlacementCosts.of(cluster)
         metrics = {}
+        results = {}
         for name in ASSIGNORS:
             start = time.perf_counter()
             result = assign(cluster, assignor=name)
             seconds = time.perf_counter() - start
             m = score(cluster, result, costs)
             metrics[name] = m
+            results[name] = result
             for g in (group, "all"):
                 row = totals[(g, name)]
                 row["states"] += 1
@@ -96,6 +147,11 @@ def shared_states(with_optimum: bool, console: Console) -> None:
             row = totals[(g, "lag_aware_sticky")]
             row["worse_restore"] += ours.restore_records > kafka.restore_records
             row["worse_active_moves"] += ours.active_moves > kafka.active_moves
+        reasons = why_worse_than_ha(
+            cluster, results["high_availability"], results["lag_aware_sticky"], kafka, ours
+        )
+        if reasons:
+            worse.append((path.name, reasons, ours, kafka))
         if with_optimum:
             from streams_assign.optimal import Problem, solve_optimal
 
@@ -107,6 +163,10 @@ def shared_states(with_optimum: bool, console: Console) -> None:
                     row["restore"] += result.metrics.restore_records
                     row["active_moves"] += result.metrics.active_moves
                     row["moves"] += result.metrics.moves
+                    # The ratios compare the states the optimum solved, and only those.
+                    for name in ASSIGNORS:
+                        row[f"{name} restore"] += metrics[name].restore_records
+                        row[f"{name} moves"] += metrics[name].moves
     table = Table(title="One rebalance on the shared states (totals over each group)")
     columns = (
         "group",
@@ -151,11 +211,24 @@ def shared_states(with_optimum: bool, console: Console) -> None:
             if not best:
                 continue
             for name in ASSIGNORS:
-                row = totals[(group, name)]
                 console.print(
-                    f"{group}: {name} / optimum: restore {row['restore'] / best['restore']:.3f}, "
-                    f"moves {row['moves'] / max(best['moves'], 1):.3f}"
+                    f"{group} ({best['states']} states solved): {name} / optimum: restore "
+                    f"{best[f'{name} restore'] / best['restore']:.4f}, "
+                    f"moves {best[f'{name} moves'] / max(best['moves'], 1):.3f}"
                 )
+    table = Table(title="States where ours is worse than HA, and why")
+    for column in ("state", "reason", "restore ours", "restore HA", "moved ours", "moved HA"):
+        table.add_column(column, justify="right")
+    for name, reasons, ours_m, kafka_m in worse:
+        table.add_row(
+            name,
+            "; ".join(f"{metric}: {why}" for metric, why in reasons.items()),
+            f"{ours_m.restore_records:,}",
+            f"{kafka_m.restore_records:,}",
+            str(ours_m.active_moves),
+            str(kafka_m.active_moves),
+        )
+    console.print(table)
 
 
 def scale_states(sizes: list[int], repeat: int, console: Console) -> None:
