@@ -99,7 +99,9 @@ def _even_out_standbys(
     The per-task greedy can leave a client below its lower bound when the earlier tasks filled
     the clients that hold state, or above its upper bound when no other client was allowed;
     such a client takes (or gives) a standby of a task the other holds no copy of, the one
-    cheapest to restore first, without sharing more client tags with the task's active.
+    cheapest to restore first, without sharing more client tags with the task's active. A
+    client below its lower bound first tries hand-over chains that restore nothing and move no
+    standby to a client that never held the task (a zero-cost augmenting path, breadth first).
     """
     lower, upper = bounds
     n_clients = problem.num_clients
@@ -322,7 +324,7 @@ def settle_standby_moves(
         The pending standby moves as ``(task, target client)``; ``standbys`` is updated in
         place to the standbys that run now.
     """
-    moves = []
+    moves: list[tuple[int, int]] = []
     for t, chosen in enumerate(standbys):
         held: set[int] | None = None
         displaced: list[int] = []
