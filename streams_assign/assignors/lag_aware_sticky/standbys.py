@@ -100,8 +100,9 @@ def _even_out_standbys(
     the clients that hold state, or above its upper bound when no other client was allowed;
     such a client takes (or gives) a standby of a task the other holds no copy of, the one
     cheapest to restore first, without sharing more client tags with the task's active. A
-    client below its lower bound first tries hand-over chains that restore nothing and move no
-    standby to a client that never held the task (a zero-cost augmenting path, breadth first).
+    client below its lower bound first tries hand-over chains that restore nothing and never
+    take a standby from a client that held the task before to one that did not (a zero-cost
+    augmenting path, breadth first).
     """
     lower, upper = bounds
     n_clients = problem.num_clients
