@@ -117,7 +117,7 @@ def shared_states(with_optimum: bool, console: Console) -> None:
     files = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
     files += sorted((SCENARIOS / "kafka-ext" / "input").glob("*.json"))
     totals: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    worse: list[tuple[str, dict[str, str], Metrics, Metrics]] = []
+    worse_states: list[tuple[str, dict[str, str], Metrics, Metrics]] = []
     for path in files:
         group = "kafka-diff" if path.name.startswith("s") else path.name.split("-")[1]
         cluster = load_cluster_state(path)
@@ -151,7 +151,7 @@ def shared_states(with_optimum: bool, console: Console) -> None:
             cluster, results["high_availability"], results["lag_aware_sticky"], kafka, ours
         )
         if reasons:
-            worse.append((path.name, reasons, ours, kafka))
+            worse_states.append((path.stem, reasons, ours, kafka))
         if with_optimum:
             from streams_assign.optimal import Problem, solve_optimal
 
@@ -219,7 +219,7 @@ def shared_states(with_optimum: bool, console: Console) -> None:
     table = Table(title="States where ours is worse than HA, and why")
     for column in ("state", "reason", "restore ours", "restore HA", "moved ours", "moved HA"):
         table.add_column(column, justify="right")
-    for name, reasons, ours_m, kafka_m in worse:
+    for name, reasons, ours_m, kafka_m in worse_states:
         table.add_row(
             name,
             "; ".join(f"{metric}: {why}" for metric, why in reasons.items()),
