@@ -82,10 +82,9 @@ def why_worse_than_ha(
     (HA's active load spread exceeds Kafka's bound of one task per thread and ours is smaller;
     moved actives only), ``trade`` (ours is better on the other metric), ``unexplained``.
     """
-    zones = (
-        bool(cluster.configs.rack_aware_assignment_tags)
-        and zone_violations(cluster, kafka) > zone_violations(cluster, ours)
-    )
+    zones = bool(cluster.configs.rack_aware_assignment_tags) and zone_violations(
+        cluster, kafka
+    ) > zone_violations(cluster, ours)
     active_balance = (
         kafka_metrics.active_load_spread > 1
         and ours_metrics.active_load_spread < kafka_metrics.active_load_spread
@@ -263,8 +262,7 @@ def scale_states(sizes: list[int], repeat: int, console: Console) -> None:
 
 def over_time(seeds: int, console: Console) -> None:
     runs = {
-        name: [run_randomized_scenario(seed, name) for seed in range(seeds)]
-        for name in ASSIGNORS
+        name: [run_randomized_scenario(seed, name) for seed in range(seeds)] for name in ASSIGNORS
     }
     ours, kafka = runs["lag_aware_sticky"], runs["high_availability"]
     fewer = sum(o < k for o, k in zip(ours, kafka, strict=True))

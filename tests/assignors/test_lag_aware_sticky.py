@@ -148,6 +148,16 @@ def test_same_input_in_any_order_gives_the_same_output(
     shuffled = dict(document)
     for key in ("clients", "stateful_tasks", "stateless_tasks"):
         shuffled[key] = rng.sample(document[key], len(document[key]))
+    # Each client's lags in another order too (the convergence harness builds them from sets).
+    shuffled["clients"] = [
+        {
+            **client,
+            "task_lags": dict(
+                rng.sample(sorted(client["task_lags"].items()), len(client["task_lags"]))
+            ),
+        }
+        for client in shuffled["clients"]
+    ]
     assert decide(shuffled)[1].to_json() == first
 
 

@@ -132,9 +132,7 @@ class IndexedCluster:
         if not tags or not tags[0]:
             return 0
         members = list(clients)
-        return sum(
-            len({tags[c][i] for c in members} - {None}) for i in range(len(tags[0]))
-        )
+        return sum(len({tags[c][i] for c in members} - {None}) for i in range(len(tags[0])))
 
     def restore_cost_of(self, task: int, client: int) -> int:
         """:meth:`restore_cost` with the task first."""
@@ -203,6 +201,8 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
             t = position.get(task)
             if t is not None:
                 prev_standby[t].add(c)
+        # In TaskId order, not the input's: the hand-over chains search in this order.
+        state_tasks[c].sort()
     estimate = estimated_changelog_records(cluster)
     no_state = [estimate[task] for task in tasks]
     acceptable = cluster.configs.acceptable_recovery_lag
