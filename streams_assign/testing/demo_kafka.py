@@ -52,8 +52,12 @@ def _print(result: ScenarioResult) -> None:
     console.print(
         f"probing rebalance: predicted {result.predicted_probing}, real {result.real_probing}"
     )
-    settled = "equals" if result.settled == result.real else "differs from"
-    console.print(f"once stable, what the processes run {settled} the leader's decision")
+    first = "equals" if result.settled == result.real else "differs from"
+    last = "equals" if result.settled == result.last else "differs from"
+    console.print(
+        f"once stable, what the processes run {first} the leader's first decision and {last} "
+        f"its last ({len(result.decisions)} decisions after the trigger)"
+    )
     verdict = "[green]prediction == real[/]" if result.matched else "[red]differs[/]"
     console.print(f"{verdict} ({result.seconds:.0f} s); files in {result.folder}")
     for line in result.differences():

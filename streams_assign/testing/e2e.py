@@ -103,12 +103,16 @@ class ScenarioResult:
         (:class:`Decision`); empty when no decision was logged.
     settled:
         What the processes run once the group is stable again
-        (``KafkaStreams#metadataForLocalThreads()``). It equals ``real`` unless further
-        rebalances followed (cooperative follow-ups that decided differently, see docs/e2e.md).
+        (``KafkaStreams#metadataForLocalThreads()``). It equals the leader's last decision
+        (:attr:`last`); that is ``real`` unless further rebalances decided differently
+        (cooperative follow-ups on new inputs, or a member that fell out of the group on a busy
+        machine; see docs/e2e.md).
     predicted_probing, real_probing:
         Whether a follow-up probing rebalance is (was, in that first decision) decided.
     cluster_state:
         The cluster-state document the prediction was computed from.
+    decisions:
+        Every decision the group leader logged after the trigger, oldest first.
     """
 
     scenario: str
@@ -120,6 +124,12 @@ class ScenarioResult:
     cluster_state: dict[str, Any]
     folder: Path
     seconds: float = 0.0
+    decisions: list[Decision] = field(default_factory=list)
+
+    @property
+    def last(self) -> dict[str, tuple[list[str], list[str]]]:
+        """The leader's last decision after the trigger (empty when none was logged)."""
+        return self.decisions[-1].clients if self.decisions else {}
 
     @property
     def matched(self) -> bool:
@@ -573,6 +583,7 @@ def run_scenario(
             cluster_state=document,
             folder=folder,
             seconds=time.monotonic() - started,
+            decisions=decisions,
         )
         (folder / "result.json").write_text(
             json.dumps(
@@ -587,6 +598,7 @@ def run_scenario(
                     "decisions": [vars(d) for d in decisions],
                     "differences": result.differences(),
                     "settled_equals_first_decision": result.settled == result.real,
+                    "settled_equals_last_decision": result.settled == result.last,
                 },
                 indent=1,
             )

@@ -64,10 +64,13 @@ if LONG:  # the long tier only: every run is a few minutes of real cluster time
                 **params,
                 "matched": result.matched,
                 "settled_matched": settled,
+                "settled_is_last_decision": result.settled == result.last,
+                "decisions": len(result.decisions),
                 "seconds": round(result.seconds),
                 "differences": result.differences(),
             }
-            if not (settled and result.matched):  # keep the evidence: views go with tmp_path
+            # Keep the evidence: the views go with tmp_path.
+            if not (settled and result.matched and entry["settled_is_last_decision"]):
                 entry["detail"] = json.loads((result.folder / "result.json").read_text())
             runs.append(entry)
             print(
@@ -90,3 +93,7 @@ if LONG:  # the long tier only: every run is a few minutes of real cluster time
             f"{settled_matched}/{len(runs)} settled assignments matched"
         )
         assert matched == len(runs), json.dumps([r for r in runs if not r["matched"]], indent=1)
+        # What runs once stable is what the leader decided last, in every run.
+        assert all(r["settled_is_last_decision"] for r in runs), json.dumps(
+            [r for r in runs if not r["settled_is_last_decision"]], indent=1
+        )

@@ -18,8 +18,9 @@ from streams_assign.streams_group import (
     from_cluster_state,
 )
 from streams_assign.testing.java import JavaBatch
+from tests.conftest import SCENARIOS
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios"
+SHARED = SCENARIOS
 GROUP = SHARED / "kafka-streams-group"
 CLASSIC = SHARED / "kafka-diff" / "input"
 

@@ -14,8 +14,9 @@ from streams_assign.streams_group import (
     load_streams_group,
     parse_streams_group,
 )
+from tests.conftest import SCENARIOS
 
-STATES = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-streams-group"
+STATES = SCENARIOS / "kafka-streams-group"
 
 
 def _valid() -> dict:

@@ -10,10 +10,9 @@ import pytest
 from streams_assign.cli import main
 from streams_assign.scenario import load_cluster_state
 from streams_assign.streams_group_compare import compare_protocols
+from tests.conftest import SCENARIOS
 
-CLASSIC = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-diff" / "input"
-)
+CLASSIC = SCENARIOS / "kafka-diff" / "input"
 
 
 def _files(count: int) -> list[Path]:

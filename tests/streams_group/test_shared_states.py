@@ -10,8 +10,9 @@ import pytest
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.streams_group import load_streams_group
 from streams_assign.testing.java import JavaBatch
+from tests.conftest import SCENARIOS
 
-STATES = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-streams-group"
+STATES = SCENARIOS / "kafka-streams-group"
 
 
 def shared_state_names() -> list[str]:
