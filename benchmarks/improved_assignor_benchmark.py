@@ -4,7 +4,9 @@
    restore records, moved actives, all moves, warmups, active-load spread, subtopology skew,
    zone violations (a standby sharing a client-tag value with its active while a client with
    another value held no copy of the task), states where ours is worse than HA, and with
-   ``--optimum`` the CP-SAT immediate optimum's restore records and moves (slow: 280 solves).
+   ``--optimum`` the CP-SAT immediate optimum's restore records and moves (280 solves) and the
+   ratios to it over the states it solved; then each state where ours is worse than HA, with
+   the reason category of :func:`why_worse_than_ha` (the test suite pins that table).
 2. **Seeded scale states** (``scale_scenario``: 4 threads per client, 2000 stateful + 1000
    stateless tasks, 1 standby, half the standbys caught up) at 10 / 100 / 1000 clients: median
    in-process time of one assignment, and the same metrics.
