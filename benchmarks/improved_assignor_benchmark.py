@@ -4,7 +4,9 @@
    restore records, moved actives, all moves, warmups, active-load spread, subtopology skew,
    zone violations (a standby sharing a client-tag value with its active while a client with
    another value held no copy of the task), states where ours is worse than HA, and with
-   ``--optimum`` the CP-SAT immediate optimum's restore records and moves (slow: 280 solves).
+   ``--optimum`` the CP-SAT immediate optimum's restore records and moves (280 solves) and the
+   ratios to it over the states it solved; then each state where ours is worse than HA, with
+   the reason category of :func:`why_worse_than_ha` (the test suite pins that table).
 2. **Seeded scale states** (``scale_scenario``: 4 threads per client, 2000 stateful + 1000
    stateless tasks, 1 standby, half the standbys caught up) at 10 / 100 / 1000 clients: median
    in-process time of one assignment, and the same metrics.
@@ -31,7 +33,7 @@ from rich.table import Table
 from streams_assign.api import assign
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.costs import PlacementCosts
-from streams_assign.optimal.metrics import score
+from streams_assign.optimal.metrics import Metrics, score
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.simulation.convergence import run_randomized_scenario
 from streams_assign.simulation.generators import scale_scenario
@@ -65,21 +67,71 @@ def zone_violations(cluster: ClusterState, assignment: Assignment) -> int:
     return count
 
 
+def why_worse_than_ha(
+    cluster: ClusterState,
+    kafka: Assignment,
+    ours: Assignment,
+    kafka_metrics: Metrics,
+    ours_metrics: Metrics,
+) -> dict[str, str]:
+    """Why ours is worse than Kafka's HA on one state: per worse metric, a reason category.
+
+    Metrics are ``restore`` (records to restore) and ``moved actives``. Categories, the first
+    that holds: ``zone rule`` (the state has client tags and HA places more standbys in their
+    active's tag value while another value was free: it restores less by breaking the rule;
+    restore only), ``stateful balance`` (ours has the smaller stateful load spread: its
+    standbys move towards Kafka's stateful balance bound; restore only), ``active balance``
+    (HA's active load spread exceeds Kafka's bound of one task per thread and ours is smaller;
+    moved actives only), ``trade`` (ours is better on the other metric), ``unexplained``.
+    """
+    zones = bool(cluster.configs.rack_aware_assignment_tags) and zone_violations(
+        cluster, kafka
+    ) > zone_violations(cluster, ours)
+    active_balance = (
+        kafka_metrics.active_load_spread > 1
+        and ours_metrics.active_load_spread < kafka_metrics.active_load_spread
+    )
+    stateful_balance = ours_metrics.stateful_load_spread < kafka_metrics.stateful_load_spread
+    reasons = {}
+    if ours_metrics.restore_records > kafka_metrics.restore_records:
+        reasons["restore"] = (
+            "zone rule"
+            if zones
+            else "stateful balance"
+            if stateful_balance
+            else "trade"
+            if ours_metrics.active_moves < kafka_metrics.active_moves
+            else "unexplained"
+        )
+    if ours_metrics.active_moves > kafka_metrics.active_moves:
+        reasons["moved actives"] = (
+            "active balance"
+            if active_balance
+            else "trade"
+            if ours_metrics.restore_records < kafka_metrics.restore_records
+            else "unexplained"
+        )
+    return reasons
+
+
 def shared_states(with_optimum: bool, console: Console) -> None:
     files = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
     files += sorted((SCENARIOS / "kafka-ext" / "input").glob("*.json"))
     totals: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    worse_states: list[tuple[str, dict[str, str], Metrics, Metrics]] = []
     for path in files:
         group = "kafka-diff" if path.name.startswith("s") else path.name.split("-")[1]
         cluster = load_cluster_state(path)
         costs = PlacementCosts.of(cluster)
         metrics = {}
+        results = {}
         for name in ASSIGNORS:
             start = time.perf_counter()
             result = assign(cluster, assignor=name)
             seconds = time.perf_counter() - start
             m = score(cluster, result, costs)
             metrics[name] = m
+            results[name] = result
             for g in (group, "all"):
                 row = totals[(g, name)]
                 row["states"] += 1
@@ -96,6 +148,11 @@ def shared_states(with_optimum: bool, console: Console) -> None:
             row = totals[(g, "lag_aware_sticky")]
             row["worse_restore"] += ours.restore_records > kafka.restore_records
             row["worse_active_moves"] += ours.active_moves > kafka.active_moves
+        reasons = why_worse_than_ha(
+            cluster, results["high_availability"], results["lag_aware_sticky"], kafka, ours
+        )
+        if reasons:
+            worse_states.append((path.stem, reasons, ours, kafka))
         if with_optimum:
             from streams_assign.optimal import Problem, solve_optimal
 
@@ -107,6 +164,10 @@ def shared_states(with_optimum: bool, console: Console) -> None:
                     row["restore"] += result.metrics.restore_records
                     row["active_moves"] += result.metrics.active_moves
                     row["moves"] += result.metrics.moves
+                    # The ratios compare the states the optimum solved, and only those.
+                    for name in ASSIGNORS:
+                        row[f"{name} restore"] += metrics[name].restore_records
+                        row[f"{name} moves"] += metrics[name].moves
     table = Table(title="One rebalance on the shared states (totals over each group)")
     columns = (
         "group",
@@ -151,11 +212,24 @@ def shared_states(with_optimum: bool, console: Console) -> None:
             if not best:
                 continue
             for name in ASSIGNORS:
-                row = totals[(group, name)]
                 console.print(
-                    f"{group}: {name} / optimum: restore {row['restore'] / best['restore']:.3f}, "
-                    f"moves {row['moves'] / max(best['moves'], 1):.3f}"
+                    f"{group} ({best['states']} states solved): {name} / optimum: restore "
+                    f"{best[f'{name} restore'] / best['restore']:.4f}, "
+                    f"moves {best[f'{name} moves'] / max(best['moves'], 1):.3f}"
                 )
+    table = Table(title="States where ours is worse than HA, and why")
+    for column in ("state", "reason", "restore ours", "restore HA", "moved ours", "moved HA"):
+        table.add_column(column, justify="right")
+    for name, reasons, ours_m, kafka_m in worse_states:
+        table.add_row(
+            name,
+            "; ".join(f"{metric}: {why}" for metric, why in reasons.items()),
+            f"{ours_m.restore_records:,}",
+            f"{kafka_m.restore_records:,}",
+            str(ours_m.active_moves),
+            str(kafka_m.active_moves),
+        )
+    console.print(table)
 
 
 def scale_states(sizes: list[int], repeat: int, console: Console) -> None:
@@ -190,8 +264,7 @@ def scale_states(sizes: list[int], repeat: int, console: Console) -> None:
 
 def over_time(seeds: int, console: Console) -> None:
     runs = {
-        name: [run_randomized_scenario(seed, name) for seed in range(seeds)]
-        for name in ASSIGNORS
+        name: [run_randomized_scenario(seed, name) for seed in range(seeds)] for name in ASSIGNORS
     }
     ours, kafka = runs["lag_aware_sticky"], runs["high_availability"]
     fewer = sum(o < k for o, k in zip(ours, kafka, strict=True))

@@ -5,8 +5,9 @@ task active exactly once; ``min(num.standby.replicas, clients - 1)`` standbys pe
 besides warmups; never an active and a standby of one task on one client; at most
 ``max.warmup.replicas`` warmups; a probing rebalance while a warmup exists. Then determinism,
 convergence on Kafka's ``TaskAssignorConvergenceTest`` perturbations (never more rebalances than
-HA over the seeds), and, on the 280 shared states, fewer moved actives and fewer restore records
-than Kafka's HA in total.
+HA on any seed), and, on the 280 shared states, fewer moved actives and fewer restore records
+than Kafka's HA in total, and worse than HA on one metric only on the pinned states, each for
+its pinned reason (``WORSE_THAN_HA``).
 """
 
 from __future__ import annotations
@@ -147,6 +148,16 @@ def test_same_input_in_any_order_gives_the_same_output(
     shuffled = dict(document)
     for key in ("clients", "stateful_tasks", "stateless_tasks"):
         shuffled[key] = rng.sample(document[key], len(document[key]))
+    # Each client's lags in another order too (the convergence harness builds them from sets).
+    shuffled["clients"] = [
+        {
+            **client,
+            "task_lags": dict(
+                rng.sample(sorted(client["task_lags"].items()), len(client["task_lags"]))
+            ),
+        }
+        for client in shuffled["clients"]
+    ]
     assert decide(shuffled)[1].to_json() == first
 
 
@@ -177,36 +188,72 @@ def test_zone_outage_example_keeps_standbys_out_of_their_actives_zone() -> None:
             assert zone[process_id] != active_zone[task], (task, process_id)
 
 
-def test_convergence_within_kafka_limits_in_fewer_rebalances_than_ha() -> None:
+def test_convergence_within_kafka_limits_never_in_more_rebalances_than_ha() -> None:
     ours = [run_randomized_scenario(seed, "lag_aware_sticky") for seed in range(40)]
     kafka = [run_randomized_scenario(seed, "high_availability") for seed in range(40)]
     assert sum(ours) < sum(kafka)
+    more = {seed: (o, k) for seed, (o, k) in enumerate(zip(ours, kafka, strict=True)) if o > k}
+    assert not more, f"seeds needing more rebalances than HA (ours, HA): {more}"
+
+
+#: Every shared state where ours restores more records or moves more actives than Kafka's HA,
+#: with the reason category of ``why_worse_than_ha`` (docs/improved-assignor.md shows each
+#: state's numbers): HA breaks the zone rule, ours balances the stateful load (standbys) or the
+#: active load where HA stays outside Kafka's bound, or ours is better on the other metric.
+WORSE_THAN_HA = {
+    "s0002-crash": {"restore": "stateful balance"},
+    "s0068-uneven": {"restore": "trade"},
+    "s0074-crash": {"moved actives": "active balance"},
+    "s0082-crash": {"restore": "stateful balance"},
+    "s0109-stateless_heavy": {"moved actives": "trade"},
+    "p0008-both-zone_outage": {"restore": "zone rule"},
+    "p0038-both-zone_outage": {"restore": "zone rule"},
+    "p0050-both-thread_change": {"restore": "zone rule"},
+    "p0054-zones-scale_out": {"restore": "zone rule"},
+    "p0062-both-scale_out": {"restore": "zone rule"},
+    "p0075-zones-scale_out": {"restore": "zone rule"},
+    "p0086-both-thread_change": {"restore": "zone rule"},
+    "p0090-zones-bounce": {"restore": "zone rule"},
+    "p0098-both-scale_out": {"restore": "zone rule"},
+    "p0105-zones-zone_outage": {"restore": "zone rule"},
+    "p0107-both-zone_outage": {"restore": "zone rule"},
+    "p0116-both-scale_out": {"restore": "zone rule"},
+    "p0119-both-bounce": {"restore": "zone rule"},
+}
 
 
 @pytest.fixture(scope="module")
-def shared_totals(shared_scenarios: Path) -> dict[str, dict[str, int]]:
+def shared_totals(shared_scenarios: Path) -> dict[str, Any]:
+    from benchmarks.improved_assignor_benchmark import why_worse_than_ha
     from streams_assign.optimal.costs import PlacementCosts
     from streams_assign.optimal.metrics import score
 
     files = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
     files += sorted((shared_scenarios / "kafka-ext" / "input").glob("*.json"))
     assert len(files) == 280
-    totals: dict[str, dict[str, int]] = {}
+    totals: dict[str, Any] = {"worse": {}}
     for path in files:
         cluster = load_cluster_state(path)
         costs = PlacementCosts.of(cluster)
+        results = {}
         for name in ("high_availability", "lag_aware_sticky"):
-            metrics = score(cluster, assign(cluster, assignor=name), costs)
+            result = assign(cluster, assignor=name)
+            metrics = score(cluster, result, costs)
             assert metrics.valid, (path.name, name, metrics.violations)
+            results[name] = (result, metrics)
             row = totals.setdefault(name, {"restore": 0, "active_moves": 0, "moves": 0})
             row["restore"] += metrics.restore_records
             row["active_moves"] += metrics.active_moves
             row["moves"] += metrics.moves
+        (kafka, kafka_metrics), (ours, ours_metrics) = results.values()
+        reasons = why_worse_than_ha(cluster, kafka, ours, kafka_metrics, ours_metrics)
+        if reasons:
+            totals["worse"][path.stem] = reasons
     return totals
 
 
 def test_fewer_moved_actives_than_ha_on_the_shared_states(
-    shared_totals: dict[str, dict[str, int]],
+    shared_totals: dict[str, Any],
 ) -> None:
     ours, kafka = shared_totals["lag_aware_sticky"], shared_totals["high_availability"]
     assert ours["active_moves"] * 2 < kafka["active_moves"]
@@ -214,8 +261,16 @@ def test_fewer_moved_actives_than_ha_on_the_shared_states(
 
 
 def test_fewer_restore_records_than_ha_on_the_shared_states(
-    shared_totals: dict[str, dict[str, int]],
+    shared_totals: dict[str, Any],
 ) -> None:
     assert (
         shared_totals["lag_aware_sticky"]["restore"] < shared_totals["high_availability"]["restore"]
     )
+
+
+def test_worse_than_ha_only_on_the_pinned_states_for_their_reasons(
+    shared_totals: dict[str, Any],
+) -> None:
+    worse = shared_totals["worse"]
+    assert all("unexplained" not in reasons.values() for reasons in worse.values()), worse
+    assert worse == WORSE_THAN_HA

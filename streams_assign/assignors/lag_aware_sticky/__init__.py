@@ -124,7 +124,7 @@ class LagAwareStickyTaskAssignor:
         cheapest = sorted(moving, key=lambda t: (problem.restore_cost(target[t], t), t))
         early = set(cheapest[:budget])
         standbys = assign_standby_tasks(problem, active, target, early)
-        standby_moves = settle_standby_moves(problem, active, standbys, target)
+        standby_moves = settle_standby_moves(problem, active, standbys, target, early)
         swapped = sum(1 for t in early if target[t] in standbys[t])
         warmups = assign_warmup_replicas(
             problem, moving, target, standbys, standby_moves, budget - swapped

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
     IndexedCluster,
@@ -13,10 +13,16 @@ from streams_assign.assignors.lag_aware_sticky.problem import (
 )
 
 __all__ = [
+    "SWAP_CHOICES",
     "assign_immediate_stateful_actives",
     "assign_target_stateful_actives",
     "spread_subtopologies",
 ]
+
+#: Subtopologies :func:`spread_subtopologies` considers for a swap: those the receiver has the
+#: most more tasks of than the donor. A bound on the work per swap; each still lowers the sum
+#: of squared per-subtopology counts.
+SWAP_CHOICES = 3
 
 
 def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
@@ -55,8 +61,9 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     for c in range(n_clients):
         tasks = kept[c]
         if len(tasks) > upper[c]:
-            # Shed first what another caught-up client can take without restoring.
-            tasks.sort(key=lambda t: (has_alternative[t], t))
+            # Shed first what another caught-up client can take without restoring, then what
+            # costs the least to restore elsewhere.
+            tasks.sort(key=lambda t: (has_alternative[t], -problem.no_state_lag[t], t))
             tasks = tasks[: upper[c]]
         for t in tasks:
             target[t] = c
@@ -74,17 +81,19 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     )
     for t in pending:
         best = None
-        best_key: tuple[int, float, int] | None = None
+        # Ties in records to restore go to a client with local state: the records charged to
+        # a client without state are a lower estimate of its changelog.
+        best_key: tuple[int, bool, float, int] | None = None
         for c in problem.lags[t]:
             if counts[c] >= upper[c]:
                 continue
-            key = (problem.restore_cost(c, t), (counts[c] + 1) / problem.capacity[c], c)
+            key = (problem.restore_cost(c, t), False, (counts[c] + 1) / problem.capacity[c], c)
             if best_key is None or key < best_key:
                 best, best_key = c, key
         generic = heap.pop(exclude=problem.lags[t].keys())
         if generic is not None:
             cost = 0 if problem.generic_caught_up[t] else problem.no_state_lag[t]
-            key = (cost, (counts[generic] + 1) / problem.capacity[generic], generic)
+            key = (cost, True, (counts[generic] + 1) / problem.capacity[generic], generic)
             if best_key is None or key < best_key:
                 best = generic
         if best is None:
@@ -96,7 +105,13 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
 
     _raise_to_lower_bounds(problem, target, counts, lower)
     spread_subtopologies(
-        subtopology_indices(problem.tasks), target, counts, lower, upper, problem.restore_cost_of
+        subtopology_indices(problem.tasks),
+        target,
+        counts,
+        lower,
+        upper,
+        lambda t, c: (problem.restore_cost(c, t), c not in problem.prev_active[t]),
+        lambda t: problem.lags[t].keys(),
     )
     return target
 
@@ -179,7 +194,8 @@ def spread_subtopologies(
     counts: list[int],
     lower: Sequence[int],
     upper: Sequence[int],
-    cost: Callable[[int, int], int],
+    cost: Callable[[int, int], tuple[int, int]],
+    holders: Callable[[int], Iterable[int]] | None = None,
 ) -> None:
     """Even out each subtopology's tasks over the clients, within one task (best effort).
 
@@ -199,8 +215,12 @@ def spread_subtopologies(
     lower, upper:
         Per client, the bounds of :func:`balanced_count_bounds` that moves must keep.
     cost:
-        ``cost(task, client)``: what placing the task there costs (records to restore); the
-        cheapest candidate moves.
+        ``cost(task, client)``: what placing the task there costs, as (records to restore,
+        moved actives); the cheapest candidate moves, swaps adding both parts.
+    holders:
+        ``holders(task)``: clients with local state of the task. Besides the client with the
+        fewest tasks of the subtopology, such a client with as few may receive, whichever move
+        or swap costs least.
     """
     n_clients = len(counts)
     if n_clients < 2 or not groups:
@@ -216,35 +236,67 @@ def spread_subtopologies(
         by_client[g][dst].append(t)
         owner[t] = dst
 
+    def plan(
+        g: int, donor: int, receiver: int, t: int
+    ) -> tuple[tuple[int, int], int, int, int] | None:
+        # The cheapest way to take task ``t`` of ``g`` from ``donor`` to ``receiver``:
+        # (cost, task, swap task or -1, its subtopology), or None when neither fits.
+        if counts[donor] > lower[donor] and counts[receiver] < upper[receiver]:
+            return cost(t, receiver), t, -1, -1
+        # Swap with a task of another subtopology the receiver has more of than the donor:
+        # the sum of squared counts falls, so the loop ends.
+        # Of the subtopologies the receiver has most more of (at most SWAP_CHOICES), the
+        # cheapest task to give back.
+        spare = sorted(
+            (len(by_client[h][donor]) - len(by_client[h][receiver]), h)
+            for h in range(n_groups)
+            if h != g and len(by_client[h][donor]) < len(by_client[h][receiver])
+        )[:SWAP_CHOICES]
+        best: tuple[tuple[int, int], int, int, int] | None = None
+        there = cost(t, receiver)
+        for _, h in spare:
+            u = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
+            back = cost(u, donor)
+            option = ((there[0] + back[0], there[1] + back[1]), t, u, h)
+            if best is None or option < best:
+                best = option
+        return best
+
     for g in range(n_groups):
         extremes = _Extremes([len(tasks) for tasks in by_client[g]])
         for _ in range(size[g]):
-            donor, receiver = extremes.most(), extremes.least()
-            if extremes.counts[donor] - extremes.counts[receiver] <= 1:
+            donor, least = extremes.most(), extremes.least()
+            if extremes.counts[donor] - extremes.counts[least] <= 1:
                 break
-            t = min(by_client[g][donor], key=lambda t: (cost(t, receiver), t))
-            if counts[donor] > lower[donor] and counts[receiver] < upper[receiver]:
-                move(t, g, donor, receiver)
+            # The least loaded client, or one holding state of the donor's tasks when that is
+            # cheaper (a holder restores less, so the spread itself moves no state).
+            tasks = by_client[g][donor]
+            cheapest = {least: min((cost(t, least), t) for t in tasks)}
+            if holders is not None:
+                for t in tasks:
+                    for c in holders(t):
+                        if c == least or extremes.counts[c] != extremes.counts[least]:
+                            continue
+                        key = (cost(t, c), t)
+                        if c not in cheapest or key < cheapest[c]:
+                            cheapest[c] = key
+            options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []
+            for r in sorted(cheapest, key=lambda r: (cheapest[r], r)):
+                if options and cheapest[r][0] > options[0][0][0]:
+                    break  # a swap only adds to what taking the task costs
+                step = plan(g, donor, r, cheapest[r][1])
+                if step is not None:
+                    options.append((step, r))
+                    options.sort()
+            if not options:
+                break
+            (_, t, u, h), receiver = options[0]
+            move(t, g, donor, receiver)
+            if u < 0:
                 counts[donor] -= 1
                 counts[receiver] += 1
             else:
-                # Swap with a task of another subtopology the receiver has to spare.
-                # The receiver gives back a task of a subtopology it has more of than the donor:
-                # the sum of squared counts falls, so the loop ends.
-                spare = [
-                    h
-                    for h in range(n_groups)
-                    if h != g and len(by_client[h][donor]) < len(by_client[h][receiver])
-                ]
-                if not spare:
-                    break
-                h = max(
-                    spare,
-                    key=lambda h: (len(by_client[h][receiver]) - len(by_client[h][donor]), -h),
-                )
-                swap = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
-                move(t, g, donor, receiver)
-                move(swap, groups[swap], receiver, donor)
+                move(u, h, receiver, donor)
             extremes.add(donor, -1)
             extremes.add(receiver, 1)
 
@@ -303,7 +355,10 @@ def assign_immediate_stateful_actives(
         else:
             # Nobody can run it without restoring: the client with the least to restore does.
             pool = [c, *problem.lags[t]]
-        best = min(pool, key=lambda h: (problem.restore_cost(h, t), h != c, h))
+        best = min(
+            pool,
+            key=lambda h: (problem.restore_cost(h, t), h not in problem.prev_active[t], h != c, h),
+        )
         if best != c:
             active[t] = best
             moving.append(t)

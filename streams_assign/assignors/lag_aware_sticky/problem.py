@@ -132,9 +132,7 @@ class IndexedCluster:
         if not tags or not tags[0]:
             return 0
         members = list(clients)
-        return sum(
-            len({tags[c][i] for c in members} - {None}) for i in range(len(tags[0]))
-        )
+        return sum(len({tags[c][i] for c in members} - {None}) for i in range(len(tags[0])))
 
     def restore_cost_of(self, task: int, client: int) -> int:
         """:meth:`restore_cost` with the task first."""
@@ -142,10 +140,12 @@ class IndexedCluster:
 
     def restore_cost(self, client: int, task: int) -> int:
         """Records to restore before ``client`` could run ``task`` (0 when caught up)."""
-        if self.caught_up(client, task):
-            return 0
         value = self.lags[task].get(client)
-        if value is None or value < 0 or value >= LONG_MAX_VALUE:
+        if value is None:
+            return 0 if self.generic_caught_up[task] else self.no_state_lag[task]
+        if client in self.caught[task]:
+            return 0
+        if value < 0 or value >= LONG_MAX_VALUE:
             return self.no_state_lag[task]
         return value
 
@@ -201,6 +201,8 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
             t = position.get(task)
             if t is not None:
                 prev_standby[t].add(c)
+        # In TaskId order, not the input's: the hand-over chains search in this order.
+        state_tasks[c].sort()
     estimate = estimated_changelog_records(cluster)
     no_state = [estimate[task] for task in tasks]
     acceptable = cluster.configs.acceptable_recovery_lag

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Set as AbstractSet
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
@@ -98,7 +99,10 @@ def _even_out_standbys(
     The per-task greedy can leave a client below its lower bound when the earlier tasks filled
     the clients that hold state, or above its upper bound when no other client was allowed;
     such a client takes (or gives) a standby of a task the other holds no copy of, the one
-    cheapest to restore first, without sharing more client tags with the task's active.
+    cheapest to restore first, without sharing more client tags with the task's active. A
+    client below its lower bound first tries hand-over chains that restore nothing and never
+    take a standby from a client that held the task before to one that did not (a zero-cost
+    augmenting path, breadth first).
     """
     lower, upper = bounds
     n_clients = problem.num_clients
@@ -126,6 +130,43 @@ def _even_out_standbys(
 
     def load(c: int) -> float:
         return counts[c] / problem.capacity[c]
+
+    def chain_to(receiver: int) -> bool:
+        # Breadth-first over hand-overs that restore nothing: the receiver takes a standby it is
+        # caught up on from a client, which in turn takes one it is caught up on from another,
+        # until a client above its lower bound gives one up. An augmenting path of the
+        # transportation problem with zero cost; every client appears on it at most once.
+        via: dict[int, tuple[int, int]] = {receiver: (-1, -1)}
+        queue = deque([receiver])
+        while queue:
+            x = queue.popleft()
+            for t in problem.state_tasks[x]:
+                if active[t] == x or x in standbys[t] or not problem.caught_up(x, t):
+                    continue
+                x_held = x in problem.prev_standby[t] or x in problem.prev_active[t]
+                for h in standbys[t]:
+                    if (
+                        h in via
+                        or not (x_held or _fresh(problem, h, t))
+                        or problem.shared_tags(x, active[t]) > problem.shared_tags(h, active[t])
+                    ):
+                        continue
+                    via[h] = (t, x)
+                    if counts[h] > lower[h]:
+                        while h != receiver:
+                            t, x = via[h]
+                            hand_over(t, h, x)
+                            h = x
+                        return True
+                    queue.append(h)
+        return False
+
+    def hand_over(t: int, donor: int, receiver: int) -> None:
+        standbys[t][standbys[t].index(donor)] = receiver
+        held_by[donor].remove(t)
+        held_by[receiver].append(t)
+        counts[donor] -= 1
+        counts[receiver] += 1
 
     def trade(client: int, heap: list[tuple[float, int]], taking: bool) -> None:
         # Moves standbys to ``client`` (taking) or away from it until it is within its bounds,
@@ -158,6 +199,8 @@ def _even_out_standbys(
     donors = [(-load(c), c) for c in range(n_clients) if counts[c] > lower[c]]
     heapq.heapify(donors)
     for receiver in range(n_clients):
+        while counts[receiver] < lower[receiver] and chain_to(receiver):
+            pass
         if counts[receiver] < lower[receiver]:
             trade(receiver, donors, taking=True)
     # Then bring every client above its upper bound down, giving to the least loaded ones.
@@ -166,6 +209,11 @@ def _even_out_standbys(
     for donor in range(n_clients):
         if counts[donor] > upper[donor]:
             trade(donor, receivers, taking=False)
+
+
+def _fresh(problem: IndexedCluster, client: int, task: int) -> bool:
+    """The client held no copy of the task before (a standby placed there is a move)."""
+    return client not in problem.prev_standby[task] and client not in problem.prev_active[task]
 
 
 def _standby_key(
@@ -251,7 +299,11 @@ def _tag_aware_choice(
 
 
 def settle_standby_moves(
-    problem: IndexedCluster, active: list[int], standbys: list[list[int]], target: list[int]
+    problem: IndexedCluster,
+    active: list[int],
+    standbys: list[list[int]],
+    target: list[int],
+    early: AbstractSet[int] = frozenset(),
 ) -> list[tuple[int, int]]:
     """Keep standbys on caught-up clients while their balanced places restore.
 
@@ -260,20 +312,29 @@ def settle_standby_moves(
     does), stays on that caught-up client for now; the target becomes a pending standby move,
     to get a warmup replica, as Kafka's ``assignStandbyTaskMovements`` does (KIP-441).
 
+    Parameters
+    ----------
+    early:
+        Moving tasks whose target active restores now in a standby slot (within
+        ``max.warmup.replicas``, see :func:`assign_standby_tasks`): that standby stays. The
+        other moving tasks' targets restore through warmup replicas, as Kafka's do.
+
     Returns
     -------
     list[tuple[int, int]]
         The pending standby moves as ``(task, target client)``; ``standbys`` is updated in
         place to the standbys that run now.
     """
-    moves = []
+    moves: list[tuple[int, int]] = []
     for t, chosen in enumerate(standbys):
-        planned = set(chosen)
         held: set[int] | None = None
+        displaced: list[int] = []
         for i, c in enumerate(chosen):
-            if problem.caught_up(c, t) or c == target[t]:
+            if problem.caught_up(c, t) or (c == target[t] and t in early):
                 continue
-            taken = {active[t], *chosen, *planned}
+            # A planned place another standby of the task gave up may take this one: it then
+            # restores less than this place, and is no pending move.
+            taken = {active[t], *chosen}
             if held is None:
                 held = problem.prev_standby[t] | set(problem.prev_active[t])
             # A holder is cheaper when it restores fewer records, or as many while the target
@@ -291,7 +352,8 @@ def settle_standby_moves(
             if not spare:
                 continue
             chosen[i] = min(spare, key=lambda h: (h not in held, problem.restore_cost(h, t), h))
-            moves.append((t, c))
+            displaced.append(c)
+        moves.extend((t, c) for c in displaced if c not in chosen)
     return moves
 
 
