@@ -100,10 +100,11 @@ def input_topic(kafka_broker: Any) -> Iterator[str]:
         admin.close()
 
 
-def test_leader_snapshot_is_complete_before_the_first_join(
-    kafka_broker: Any, input_topic: str
-) -> None:
-    """The leader's first assignment covers every partition and leaves no rebalance pending."""
+def _streams_consumer(
+    kafka_broker: Any, input_topic: str, **configs: Any
+) -> tuple[Topology, KafkaPythonStreamsAssignor, Any]:
+    """A kafka-python consumer of ``<topic>-app`` with our assignor for a one-subtopology
+    topology over ``input_topic``; returns (topology, assignor, consumer)."""
     from kafka import KafkaConsumer
 
     topology = Topology((Subtopology(0, (input_topic,)),))
@@ -115,7 +116,16 @@ def test_leader_snapshot_is_complete_before_the_first_join(
         session_timeout_ms=10_000,
         heartbeat_interval_ms=1_000,
         partition_assignment_strategy=[assignor],
+        **configs,
     )
+    return topology, assignor, consumer
+
+
+def test_leader_snapshot_is_complete_before_the_first_join(
+    kafka_broker: Any, input_topic: str
+) -> None:
+    """The leader's first assignment covers every partition and leaves no rebalance pending."""
+    topology, assignor, consumer = _streams_consumer(kafka_broker, input_topic)
     try:
         assert subscribe_with_metadata(consumer, topology.source_topics) == {
             input_topic: PARTITIONS
@@ -143,18 +153,9 @@ def test_member_finishes_a_metadata_rebalance_that_completed_between_polls(
     the member rejoins and gets the new partitions."""
     from kafka.admin import KafkaAdminClient, NewPartitions
 
-    from kafka import KafkaConsumer
-
-    topology = Topology((Subtopology(0, (input_topic,)),))
-    assignor = KafkaPythonStreamsAssignor(StreamsProcess(topology))
-    consumer = KafkaConsumer(
-        bootstrap_servers=kafka_broker.bootstrap_servers,
-        group_id=f"{input_topic}-app",
-        enable_auto_commit=False,
-        session_timeout_ms=10_000,
-        heartbeat_interval_ms=1_000,
-        metadata_max_age_ms=500,  # the leader sees the new partitions quickly
-        partition_assignment_strategy=[assignor],
+    # metadata_max_age_ms: the leader sees the new partitions quickly.
+    topology, assignor, consumer = _streams_consumer(
+        kafka_broker, input_topic, metadata_max_age_ms=500
     )
     admin = KafkaAdminClient(bootstrap_servers=kafka_broker.bootstrap_servers)
 
