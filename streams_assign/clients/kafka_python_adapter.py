@@ -179,7 +179,7 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
             self.attach(consumer)
         if not self.member.rejoin_due():
             return False
-        coordinator = getattr(consumer, "_coordinator", None)
+        coordinator = self._coordinator
         if coordinator is None:
             return False
         log.info("requesting a probing rebalance")

@@ -143,7 +143,7 @@ def _even_out_standbys(
             for t in problem.state_tasks[x]:
                 if active[t] == x or x in standbys[t] or not problem.caught_up(x, t):
                     continue
-                x_held = x in problem.prev_standby[t] or x in problem.prev_active[t]
+                x_held = not _fresh(problem, x, t)
                 for h in standbys[t]:
                     if (
                         h in via
