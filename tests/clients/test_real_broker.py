@@ -42,8 +42,10 @@ class FailoverRun:
     victim_process: str
     victim_tasks: list[str]
     end_at_kill: dict[str, int]
-    standby_lag_at_kill: dict[str, int]
-    standby_owner: dict[str, str]
+    #: task -> surviving process that held a copy of its state at the kill (a standby, or a
+    #: warmup replica of a pending move: a task can have both) -> that copy's lag at the kill
+    #: (end offset at the kill - its last checkpoint), records.
+    holders_lag_at_kill: dict[str, dict[str, int]]
     restored: dict[str, int] = field(default_factory=dict)
     resume_s: dict[str, float] = field(default_factory=dict)
     new_owner: dict[str, str] = field(default_factory=dict)
@@ -53,12 +55,23 @@ class FailoverRun:
     #: (process, task) active in the first generation after the kill.
     active_first_after_kill: set[tuple[str, str]] = field(default_factory=set)
 
+    def assert_moved_to_a_caught_up_copy(self, task: str) -> None:
+        """The killed ``task`` went to a survivor that held its state (standby or warmup
+        replica) and restored at most that copy's lag at the kill."""
+        holders = self.holders_lag_at_kill[task]
+        owner = self.new_owner[task]
+        assert owner in holders, (task, self.report())
+        assert self.restored[task] <= holders[owner], (task, self.report())
+
     def report(self) -> str:
         lines = [f"[{self.assignor}] kill -9 of one of 3 processes, tasks {self.victim_tasks}"]
         for task in self.victim_tasks:
+            held = ", ".join(
+                f"{process[:8]} {lag}" for process, lag in self.holders_lag_at_kill[task].items()
+            )
             lines.append(
-                f"  {task}: changelog {self.end_at_kill[task]}, standby lag at kill "
-                f"{self.standby_lag_at_kill.get(task, '-')} (last checkpoint), "
+                f"  {task}: changelog {self.end_at_kill[task]}, copies' lag at kill "
+                f"[{held or '-'}] (last checkpoint), new owner {self.new_owner[task][:8]} "
                 f"restored {self.restored[task]}, "
                 f"resumed {self.resume_s[task]:.2f} s after the kill"
             )
@@ -103,27 +116,30 @@ def run_failover(make: Any, trickle: Any, script: str, args: list[str], name: st
             (t for e in before.values() if e["process"] == victim_id for t in e["active"]),
             key=lambda t: int(t.split("_")[1]),
         )
-        # The standbys' last checkpoints just before the kill: a standby's position only
-        # grows, so (end at the kill - this) bounds what its promotion can have to restore.
-        standby_owner: dict[str, str] = {}
-        checkpointed: dict[str, int] = {}
+        # Every surviving copy's last checkpoint just before the kill: a copy's position only
+        # grows, so (end at the kill - this) bounds what its promotion can have to restore. A
+        # task can have a standby and a warmup replica on two survivors; either can take it.
+        checkpointed: dict[str, dict[str, int]] = {t: {} for t in victim_tasks}
         for event in before.values():
             for task in (*event["standby"], *event["warmup"]):
                 if task in victim_tasks and event["process"] != victim_id:
-                    standby_owner[task] = event["process"]
                     holder = cluster.by_process_id(event["process"])
-                    checkpointed[task] = cluster.checkpoint_offset(holder, task)
+                    offset = cluster.checkpoint_offset(holder, task)
+                    checkpointed[task][event["process"]] = offset
         killed_at = cluster.kill("p3")
         # The killed tasks' changelogs stop growing at the kill: their end offsets now are
         # what a new owner has to reach.
         ends = cluster.end_offsets(cluster.changelog)
         end_at_kill = {t: ends[int(t.split("_")[1])] for t in victim_tasks}
-        lag = {t: end_at_kill[t] - offset for t, offset in checkpointed.items()}
+        lag = {
+            t: {process: end_at_kill[t] - offset for process, offset in copies.items()}
+            for t, copies in checkpointed.items()
+        }
         after = cluster.wait_until(
             "the survivors to settle and resume every task",
             lambda: cluster.stable(4, since=killed_at),
         )
-    run = FailoverRun(name, before, after, victim_id, victim_tasks, end_at_kill, lag, standby_owner)
+    run = FailoverRun(name, before, after, victim_id, victim_tasks, end_at_kill, lag)
     restored_events = [
         e for p in cluster.live() for e in p.events() if e["event"] == "restored"
     ]
@@ -196,12 +212,14 @@ def test_process_and_member_loads_are_balanced(streams_failover: FailoverRun) ->
 
 def test_killed_tasks_move_to_their_caught_up_standbys(streams_failover: FailoverRun) -> None:
     for task in streams_failover.victim_tasks:
-        assert streams_failover.new_owner[task] == streams_failover.standby_owner[task]
+        streams_failover.assert_moved_to_a_caught_up_copy(task)
 
 
 def test_failover_restores_at_most_the_standby_lag(streams_failover: FailoverRun) -> None:
-    for task in streams_failover.victim_tasks:
-        assert streams_failover.restored[task] <= streams_failover.standby_lag_at_kill[task]
+    run = streams_failover
+    for task in run.victim_tasks:
+        lag = run.holders_lag_at_kill[task].get(run.new_owner[task])
+        assert lag is not None and run.restored[task] <= lag, (task, run.report())
 
 
 def test_baseline_restores_the_whole_changelog(
@@ -224,6 +242,14 @@ class ScaleOutRun:
     probing_generations: list[int]
     moves: list[dict[str, Any]]  # restored events of tasks that changed process
     converge_s: float
+
+    def assert_moved_to_a_caught_up_copy(self, task: str) -> None:
+        """The killed ``task`` went to a survivor that held its state (standby or warmup
+        replica) and restored at most that copy's lag at the kill."""
+        holders = self.holders_lag_at_kill[task]
+        owner = self.new_owner[task]
+        assert owner in holders, (task, self.report())
+        assert self.restored[task] <= holders[owner], (task, self.report())
 
     def report(self) -> str:
         restored = [m["records"] for m in self.moves]
@@ -346,8 +372,7 @@ def test_kafka_python_failover_restores_at_most_the_standby_lag(
 ) -> None:
     run = kafka_python_failover
     for task in run.victim_tasks:
-        assert run.new_owner[task] == run.standby_owner[task]
-        assert run.restored[task] <= run.standby_lag_at_kill[task]
+        run.assert_moved_to_a_caught_up_copy(task)
 
 
 @pytest.fixture(scope="module")
@@ -381,8 +406,7 @@ def test_kafka_python_cooperative_failover_keeps_survivors_tasks_running(
     the kill (no revocation, no restore); the killed ones go to their standbys."""
     run = kafka_python_cooperative_failover
     for task in run.victim_tasks:
-        assert run.new_owner[task] == run.standby_owner[task]
-        assert run.restored[task] <= run.standby_lag_at_kill[task]
+        run.assert_moved_to_a_caught_up_copy(task)
     survivors_tasks = {
         (e["process"], t) for e in run.before.values() for t in e["active"]
         if e["process"] != run.victim_process
