@@ -22,6 +22,7 @@ from streams_assign.optimal.bounds import FlowBound, flow_lower_bound, min_activ
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import Metrics, score
 from streams_assign.optimal.model import OBJECTIVES, AssignmentModel, HallCut, Problem
+from streams_assign.optimal.same_rules import SAME_RULES_OBJECTIVES, add_same_rules, zone_violations
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,9 @@ class OptimalResult:
         The factor restore records were divided by inside the solver (1 = exact).
     flow_bound:
         The min-cost-flow lower bounds computed on the way.
+    same_rules:
+        Whether the immediate problem was solved with the assignor's hard rules
+        (:mod:`~streams_assign.optimal.same_rules`).
     """
 
     problem: Problem
@@ -99,6 +103,7 @@ class OptimalResult:
     explanation: str | None = None
     restore_scale: int = 1
     flow_bound: FlowBound | None = None
+    same_rules: bool = False
 
     def gap(self, name: str) -> float | None:
         """Relative gap ``(value - bound) / value`` of an objective (0 when the value is 0)."""
@@ -115,6 +120,8 @@ class OptimalResult:
         if self.assignment is not None:
             document.update(self.assignment.to_json())
         document["problem"] = self.problem.value
+        if self.same_rules:
+            document["same_rules"] = True
         document["status"] = self.status
         document["objective"] = {k: json_number(v) for k, v in self.objective.items()}
         document["bound"] = {k: json_number(v) for k, v in self.bound.items()}
@@ -195,6 +202,8 @@ def solve_optimal(
     hint: Assignment | None = None,
     costs: PlacementCosts | None = None,
     aggregate: bool = True,
+    same_rules: bool = False,
+    zone_rule: bool = True,
 ) -> OptimalResult:
     """Solve one problem to proven optimality (or the best found within ``time_limit``).
 
@@ -218,6 +227,14 @@ def solve_optimal(
         Count interchangeable clients instead of naming them (see
         :class:`~streams_assign.optimal.model.AssignmentModel`); falls back to the full model
         by itself when the count cannot be turned into names.
+    same_rules:
+        Immediate problem only: add the hard rules the lag-aware sticky assignor keeps (the
+        converged active balance and KIP-708's zone rule, see
+        :mod:`~streams_assign.optimal.same_rules`) and minimise
+        :data:`~streams_assign.optimal.same_rules.SAME_RULES_OBJECTIVES` instead; every client
+        is named (no aggregation).
+    zone_rule:
+        With ``same_rules``: also minimise zone violations first (``False``: the balance only).
 
     Returns
     -------
@@ -257,13 +274,17 @@ def solve_optimal(
     ('OPTIMAL', 0, 0)
     """
     problem = Problem(problem)
+    if same_rules and problem is not Problem.IMMEDIATE:
+        raise ValueError(f"same_rules applies to the immediate problem, not {problem.value}")
+    objectives = SAME_RULES_OBJECTIVES if same_rules else OBJECTIVES[problem]
+    aggregate = aggregate and not same_rules
     start = time.monotonic()
     deadline = start + time_limit
     costs = costs or PlacementCosts.of(cluster)
     flow = flow_lower_bound(cluster, problem, costs)
     spread_stage: StageResult | None = None
     active_spread = None
-    if problem is Problem.IMMEDIATE:
+    if problem is Problem.IMMEDIATE and not same_rules:
         spread = min_active_spread(costs)
         active_spread = spread.spread
         spread_stage = StageResult(
@@ -274,10 +295,12 @@ def solve_optimal(
         built = AssignmentModel(
             costs, problem, aggregate=aggregate, active_spread=active_spread, cuts=cuts
         )
+        if same_rules:
+            add_same_rules(built, zone_rule)
         if hint is not None:
             for var, value in built.variable_values(hint).items():
                 built.model.add_hint(var, value)
-        stages, last_good = _run_stages(built, problem, flow, deadline, num_workers, random_seed)
+        stages, last_good = _run_stages(built, objectives, flow, deadline, num_workers, random_seed)
         if spread_stage is not None:
             stages.insert(0, spread_stage)
         if last_good is None:
@@ -314,7 +337,11 @@ def solve_optimal(
         assignor=assignment.assignor,
     )
     objective: dict[str, int | Fraction] = {}
-    for name in OBJECTIVES[problem]:
+    for name in objectives:
+        if name == "zone_violations":
+            if name in built.objectives:
+                objective[name] = zone_violations(cluster, assignment)
+            continue
         raw_metric = getattr(metrics, name)
         objective[name] = raw_metric if isinstance(raw_metric, Fraction) else int(raw_metric)
     bound = _with_flow_bounds({stage.name: stage.bound for stage in stages}, flow)
@@ -330,12 +357,13 @@ def solve_optimal(
         solve_seconds=elapsed,
         restore_scale=built.restore_scale,
         flow_bound=flow,
+        same_rules=same_rules,
     )
 
 
 def _run_stages(
     built: AssignmentModel,
-    problem: Problem,
+    objectives: tuple[str, ...],
     flow: FlowBound,
     deadline: float,
     num_workers: int,
@@ -344,9 +372,9 @@ def _run_stages(
     """Minimise the model's objectives in order; each optimum bounds the next stage."""
     stages: list[StageResult] = []
     last_good: cp_model.CpSolver | None = None
-    for name in OBJECTIVES[problem]:
+    for name in objectives:
         if name not in built.objectives:
-            continue  # solved by flows
+            continue  # solved by flows, or not part of this cluster's model
         expression = built.objectives[name]
         remaining = deadline - time.monotonic()
         if remaining <= 0 and last_good is not None:
