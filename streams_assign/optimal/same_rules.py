@@ -14,6 +14,11 @@ assignor (:mod:`streams_assign.assignors.lag_aware_sticky`) keeps them:
   warmups and probing rebalances), so it binds nothing now. The assignor guarantees no bound on
   the stateful load (actives + standbys) or on the active load of this rebalance's output, so
   none is modelled (no tighter than the assignor).
+* **Stateless tasks to the least loaded.** Kafka's ``assignStatelessActiveTasks`` rule, which
+  the assignor keeps: each stateless task goes to a client with the fewest actives per thread
+  at its turn. Loads only grow, so every client ``c`` running a stateless task ends with
+  ``(actives_c - 1) / capacity_c <= min_d actives_d / capacity_d``; the model keeps exactly
+  that (a consequence of the deal, so no tighter than it).
 * **The zone rule** (KIP-708), exactly as :func:`zone_violations` counts it: a standby that
   shares the value of one ``rack.aware.assignment.tags`` key with its active, while a client
   with another value for that key holds no copy of the task, is one violation per key. The
@@ -28,6 +33,7 @@ spread either.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -148,9 +154,32 @@ def add_same_rules(built: AssignmentModel, zone_rule: bool = True) -> None:
     if stateful:
         counts = [cp_model.LinearExpr.sum(v) for v in per_client]
         built._add_balance(counts, len(stateful), "target_active")  # noqa: SLF001
+    if costs.stateless_indices:
+        _add_stateless_to_least_loaded(built)
     keys = costs.cluster.configs.rack_aware_assignment_tags
     if zone_rule and keys and costs.num_standbys:
         built.objectives["zone_violations"] = _zone_expression(built, keys)
+
+
+def _add_stateless_to_least_loaded(built: AssignmentModel) -> None:
+    """Every client with a stateless task was among the least loaded before its last one.
+
+    In integers, with ``L`` the least common multiple of the capacities and ``w_c = L / q_c``:
+    ``least <= actives_d * w_d`` for every client ``d``, and ``(actives_c - 1) * w_c <= least``
+    for every client ``c`` that runs a stateless task (``runs_stateless[c]``).
+    """
+    costs, model = built.costs, built.model
+    capacities = costs.capacities
+    common = math.lcm(*capacities)
+    n_tasks = len(costs.tasks)
+    most = n_tasks * common
+    least = model.new_int_var(0, most, "least_active_load")
+    for c, capacity in enumerate(capacities):
+        weight = common // capacity
+        model.add(least <= built.active_count[c] * weight)
+        runs_stateless = model.new_bool_var(f"runs_stateless_{c}")
+        model.add(built.stateless_count[c] <= len(costs.stateless_indices) * runs_stateless)
+        model.add((built.active_count[c] - 1) * weight <= least + most * (1 - runs_stateless))
 
 
 def _zone_expression(built: AssignmentModel, keys: tuple[str, ...]) -> Any:

@@ -4,7 +4,9 @@ The enumeration is written here from the rules alone (``streams_assign.optimal.s
 states them): every task active once on a caught-up client when there is one, exactly
 ``min(num.standby.replicas, clients - 1)`` standbys elsewhere, and some choice of targets (a
 caught-up target only where the task runs now) whose stateful counts have a load spread of at
-most one task per thread. With client tags, zone violations counted per standby and key.
+most one task per thread; every client running a stateless task was among the least loaded
+before its last one (``(actives - 1) / capacity <= min`` of actives per thread). With client
+tags, zone violations counted per standby and key.
 """
 
 from __future__ import annotations
@@ -118,6 +120,12 @@ def brute_force(cluster: ClusterState) -> tuple[int, int, int]:
                 return True
         return False
 
+    def stateless_least_loaded(actives: list[int]) -> bool:
+        counts = [actives.count(c) for c in range(n)]
+        least = min(Fraction(counts[c], caps[c]) for c in range(n))
+        runs_stateless = {a for t, a in enumerate(actives) if t not in stateful}
+        return all(Fraction(counts[c] - 1, caps[c]) <= least for c in runs_stateless)
+
     per_task = options(cluster)
     costs = [[cost(t, o) for o in opts] for t, opts in enumerate(per_task)]
     best: tuple[int, int, int] | None = None
@@ -125,7 +133,10 @@ def brute_force(cluster: ClusterState) -> tuple[int, int, int]:
         value = tuple(sum(costs[t][k][i] for t, k in enumerate(choice)) for i in range(3))
         if best is not None and value >= best:
             continue
-        if balanced_targets_exist(tuple(per_task[t][choice[t]][0] for t in stateful)):
+        actives = [per_task[t][k][0] for t, k in enumerate(choice)]
+        if stateless_least_loaded(actives) and balanced_targets_exist(
+            tuple(actives[t] for t in stateful)
+        ):
             best = value  # type: ignore[assignment]
     assert best is not None, "the rules always admit an assignment"
     return best
@@ -157,6 +168,7 @@ def test_generators_give_enough_varied_tiny_clusters() -> None:
     assert len(PLAIN) == INSTANCES and len(TAGGED) == INSTANCES
     assert any(brute_force(c)[0] > 0 for c in TAGGED)  # the zone rule cannot always be kept
     assert any(brute_force(c)[0] == 0 for c in TAGGED)
+    assert sum(1 for c in PLAIN + TAGGED if c.stateless_tasks) >= 4
 
 
 @pytest.mark.parametrize("cluster", PLAIN + TAGGED, ids=lambda c: c.name)
@@ -251,3 +263,23 @@ def test_lag_aware_sticky_is_never_better_than_the_same_rules_optimum(name: str)
             ours_metrics.moves,
         )
         assert found <= mine
+
+
+def test_converged_balance_hand_checked_case() -> None:
+    """``same-rules-balance.json``: three tasks all on client 1, three clients of capacity 1.
+
+    Client 3 is caught up on every task and client 2 on ``0_0`` and ``0_1`` (``0_2`` is 2000
+    records behind). A balanced target gives each client one task; a caught-up target must run
+    its task now, so clients 2 and 3 can only be targets of tasks they run now, except client 2
+    of ``0_2`` (not caught up: a pending move, free now). Cheapest: client 1 keeps two tasks,
+    client 3 or 2 runs one now and client 2 is the pending target of ``0_2``: one moved active,
+    nothing restored. The relaxed problem without the balance keeps all three: no move.
+    """
+    cluster = load_cluster_state(DATA / "same-rules-balance.json")
+    result = solve_optimal(cluster, "immediate", num_workers=1, same_rules=True)
+    assert result.status == "OPTIMAL"
+    assert (result.objective["restore_records"], result.objective["moves"]) == (0, 1)
+    assert result.assignment is not None
+    first = result.assignment.clients["00000000-0000-0000-0000-000000000001"]
+    assert len(first.active) == 2
+    assert brute_force(cluster) == (0, 0, 1)
