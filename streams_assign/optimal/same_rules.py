@@ -36,12 +36,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ortools.graph.python import min_cost_flow
 from ortools.sat.python import cp_model
 
 from streams_assign.model import Assignment, ClusterState
-from streams_assign.optimal.model import AssignmentModel
+from streams_assign.optimal.model import AssignmentModel, balance_windows
 
-__all__ = ["SAME_RULES_OBJECTIVES", "add_same_rules", "zone_violations"]
+__all__ = ["SAME_RULES_OBJECTIVES", "add_same_rules", "target_hint", "zone_violations"]
 
 #: The same-rules problem's objectives, most important first.
 SAME_RULES_OBJECTIVES: tuple[str, ...] = ("zone_violations", "restore_records", "moves")
@@ -172,14 +173,66 @@ def _add_stateless_to_least_loaded(built: AssignmentModel) -> None:
     capacities = costs.capacities
     common = math.lcm(*capacities)
     n_tasks = len(costs.tasks)
-    most = n_tasks * common
-    least = model.new_int_var(0, most, "least_active_load")
+    least = model.new_int_var(0, n_tasks * common, "least_active_load")
     for c, capacity in enumerate(capacities):
         weight = common // capacity
         model.add(least <= built.active_count[c] * weight)
         runs_stateless = model.new_bool_var(f"runs_stateless_{c}")
-        model.add(built.stateless_count[c] <= len(costs.stateless_indices) * runs_stateless)
-        model.add((built.active_count[c] - 1) * weight <= least + most * (1 - runs_stateless))
+        model.add(built.stateless_count[c] == 0).only_enforce_if(runs_stateless.Not())
+        model.add((built.active_count[c] - 1) * weight <= least).only_enforce_if(runs_stateless)
+
+
+def target_hint(built: AssignmentModel, active: dict[int, int]) -> None:
+    """Hint ``built.target`` with balanced targets for given actives, when some exist.
+
+    Parameters
+    ----------
+    built:
+        A model that :func:`add_same_rules` extended.
+    active:
+        Per stateful task index, the client index running it in the hinted assignment.
+
+    Notes
+    -----
+    A hint without the targets leaves CP-SAT to find them, which on the largest shared states
+    (80 clients) takes longer than the time limit; with them the hinted assignment is a
+    complete solution to start from. Per window of
+    :func:`~streams_assign.optimal.model.balance_windows` a min-cost flow (OR-Tools
+    ``SimpleMinCostFlow``) sends each task to its active's client or to a client not caught up
+    on it; each client's first ``low`` units earn -1, so the window is met exactly when the
+    cost reaches ``-sum(low)``.
+    """
+    costs = built.costs
+    stateful = list(costs.stateful_indices)
+    if any(t not in active for t in stateful):
+        return
+    n_clients = costs.num_clients
+    n_tasks = len(stateful)
+    source, sink = n_tasks + n_clients, n_tasks + n_clients + 1
+    for window in balance_windows(costs.capacities, n_tasks):
+        flow = min_cost_flow.SimpleMinCostFlow()
+        arcs: dict[int, tuple[int, int]] = {}
+        for i, t in enumerate(stateful):
+            flow.add_arc_with_capacity_and_unit_cost(source, i, 1, 0)
+            for c in range(n_clients):
+                if c == active[t] or not costs.caught_up[c][t]:
+                    arcs[flow.add_arc_with_capacity_and_unit_cost(i, n_tasks + c, 1, 0)] = (c, t)
+        wanted = 0
+        for c, capacity in enumerate(costs.capacities):
+            low, high = window[capacity]
+            wanted += low
+            if low:
+                flow.add_arc_with_capacity_and_unit_cost(n_tasks + c, sink, low, -1)
+            if high > low:
+                flow.add_arc_with_capacity_and_unit_cost(n_tasks + c, sink, high - low, 0)
+        flow.set_node_supply(source, n_tasks)
+        flow.set_node_supply(sink, -n_tasks)
+        if flow.solve() != flow.OPTIMAL or flow.optimal_cost() != -wanted:
+            continue
+        chosen = {arcs[a] for a in arcs if flow.flow(a)}
+        for (c, t), var in built.target.items():  # type: ignore[attr-defined]
+            built.model.add_hint(var, int((c, t) in chosen))
+        return
 
 
 def _zone_expression(built: AssignmentModel, keys: tuple[str, ...]) -> Any:

@@ -22,7 +22,12 @@ from streams_assign.optimal.bounds import FlowBound, flow_lower_bound, min_activ
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import Metrics, score
 from streams_assign.optimal.model import OBJECTIVES, AssignmentModel, HallCut, Problem
-from streams_assign.optimal.same_rules import SAME_RULES_OBJECTIVES, add_same_rules, zone_violations
+from streams_assign.optimal.same_rules import (
+    SAME_RULES_OBJECTIVES,
+    add_same_rules,
+    target_hint,
+    zone_violations,
+)
 
 log = logging.getLogger(__name__)
 
@@ -300,7 +305,19 @@ def solve_optimal(
         if hint is not None:
             for var, value in built.variable_values(hint).items():
                 built.model.add_hint(var, value)
-        stages, last_good = _run_stages(built, objectives, flow, deadline, num_workers, random_seed)
+            if same_rules:
+                target_hint(built, _stateful_actives(costs, hint))
+        kept_hint = _hint_to_keep(cluster, costs, built, hint) if same_rules else None
+        stages, last_good = _run_stages(
+            built,
+            objectives,
+            flow,
+            deadline,
+            num_workers,
+            random_seed,
+            carry_solution=same_rules,
+            kept_hint=kept_hint,
+        )
         if spread_stage is not None:
             stages.insert(0, spread_stage)
         if last_good is None:
@@ -361,6 +378,34 @@ def solve_optimal(
     )
 
 
+def _hint_to_keep(
+    cluster: ClusterState, costs: PlacementCosts, built: AssignmentModel, hint: Assignment | None
+) -> tuple[dict[str, int], list[tuple[int, int]]] | None:
+    """The hint's objective values (in the solver's units) and its hinted variables."""
+    if hint is None or built.restore_scale != 1:
+        return None
+    metrics = score(cluster, hint, costs)
+    values = {
+        "zone_violations": zone_violations(cluster, hint),
+        "restore_records": metrics.restore_records,
+        "moves": metrics.moves,
+    }
+    proto = built.model.proto.solution_hint
+    return values, list(zip(proto.vars, proto.values, strict=True))
+
+
+def _stateful_actives(costs: PlacementCosts, assignment: Assignment) -> dict[int, int]:
+    """Per stateful task index, the client index running it in ``assignment``."""
+    index = {task: t for t, task in enumerate(costs.tasks)}
+    found = {}
+    for c, pid in enumerate(costs.client_ids):
+        for task in assignment.clients.get(pid, ClientAssignment()).active:
+            t = index.get(task)
+            if t is not None and costs.stateful[t]:
+                found[t] = c
+    return found
+
+
 def _run_stages(
     built: AssignmentModel,
     objectives: tuple[str, ...],
@@ -368,8 +413,15 @@ def _run_stages(
     deadline: float,
     num_workers: int,
     random_seed: int,
+    carry_solution: bool = False,
+    kept_hint: tuple[dict[str, int], list[tuple[int, int]]] | None = None,
 ) -> tuple[list[StageResult], cp_model.CpSolver | None]:
-    """Minimise the model's objectives in order; each optimum bounds the next stage."""
+    """Minimise the model's objectives in order; each optimum bounds the next stage.
+
+    With ``carry_solution`` each stage starts from the last stage's solution, or from the
+    caller's hint (``kept_hint``: its objective values and its hinted variables by proto
+    index) while that hint meets every bound fixed so far.
+    """
     stages: list[StageResult] = []
     last_good: cp_model.CpSolver | None = None
     for name in objectives:
@@ -381,6 +433,13 @@ def _run_stages(
             stages.append(StageResult(name, "NOT_RUN", None, None, 0.0))
             continue
         built.model.minimize(expression)
+        later = sum(
+            1 for other in objectives[objectives.index(name) + 1 :] if other in built.objectives
+        )
+        if carry_solution and later:
+            # A stage that cannot be proven must leave the next one time to run (s0071 of
+            # kafka-diff spent all 30 s proving its restore records).
+            remaining /= 2
         solver = make_solver(num_workers, random_seed, remaining)
         known = None
         if (
@@ -412,6 +471,17 @@ def _run_stages(
         # made the next stage slower, not faster.
         built.model.add(expression <= raw)
         built.model.clear_hints()
+        if kept_hint is not None and kept_hint[0].get(name, raw + 1) > raw:
+            kept_hint = None  # the caller's hint is worse than this stage's optimum
+        if kept_hint is not None:
+            for i, value in kept_hint[1]:
+                built.model.add_hint(built.model.get_int_var_from_proto_index(i), value)
+        elif carry_solution:
+            # The same-rules model, with one worker, may find no solution at all in the next
+            # stage's time without one to start from (p0058 of kafka-ext did not in 30 s).
+            for i in range(len(built.model.proto.variables)):
+                var = built.model.get_int_var_from_proto_index(i)
+                built.model.add_hint(var, solver.value(var))
         last_good = solver
     return stages, last_good
 
