@@ -12,6 +12,7 @@ tags, zone violations counted per standby and key.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from fractions import Fraction
 from functools import cache
@@ -283,3 +284,26 @@ def test_converged_balance_hand_checked_case() -> None:
     first = result.assignment.clients["00000000-0000-0000-0000-000000000001"]
     assert len(first.active) == 2
     assert brute_force(cluster) == (0, 0, 1)
+
+
+def test_cli_optimal_same_rules_reports_the_zone_objective_first(capsys) -> None:
+    from streams_assign.cli import main
+
+    path = str(DATA / "same-rules-zones.json")
+    status = main(["optimal", path, "--problem", "immediate", "--same-rules", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert document["same_rules"] is True
+    assert document["objective"] == {"zone_violations": 0, "restore_records": 1000, "moves": 1}
+    status = main(["optimal", path, "--problem", "immediate", "--same-rules", "--no-zone-rule"])
+    assert status == 0
+    capsys.readouterr()
+
+
+def test_cli_same_rules_with_the_target_problem_is_a_usage_error(capsys) -> None:
+    from streams_assign.cli import main
+
+    status = main(["optimal", str(DATA / "same-rules-zones.json"), "--same-rules"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "--same-rules needs --problem immediate" in err
