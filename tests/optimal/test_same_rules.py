@@ -230,7 +230,7 @@ def _without_warmups(assignment: Assignment) -> Assignment:
         "kafka-diff/input/s0020-uneven.json",
         "kafka-diff/input/s0090-crash.json",
         "kafka-ext/input/p0010-threads-scale_out.json",
-        "kafka-ext/input/p0050-both-thread_change.json",
+        "kafka-ext/input/p0060-zones-bounce.json",
         "kafka-ext/input/p0110-both-scale_out.json",
     ],
 )
