@@ -4,9 +4,13 @@
    restore records, moved actives, all moves, warmups, active-load spread, subtopology skew,
    zone violations (a standby sharing a client-tag value with its active while a client with
    another value held no copy of the task), states where ours is worse than HA, and with
-   ``--optimum`` the CP-SAT immediate optimum's restore records and moves (280 solves) and the
-   ratios to it over the states it solved; then each state where ours is worse than HA, with
-   the reason category of :func:`why_worse_than_ha` (the test suite pins that table).
+   ``--optimum`` three CP-SAT optima of :data:`OPTIMA` per state (the relaxed immediate
+   problem, and the same-rules problem without and with the zone rule, 1 search worker,
+   :data:`OPTIMUM_TIME_LIMIT` seconds each): their totals, how many each proved optimal, each
+   assignor's ratios to them over the states solved, and the states where an assignor (less
+   its warmups) is lexicographically better than a proven optimum; then each state where ours
+   is worse than HA, with the reason category of :func:`why_worse_than_ha` (the test suite
+   pins that table).
 2. **Seeded scale states** (``scale_scenario``: 4 threads per client, 2000 stateful + 1000
    stateless tasks, 1 standby, half the standbys caught up) at 10 / 100 / 1000 clients: median
    in-process time of one assignment, and the same metrics.
@@ -265,6 +269,8 @@ def solve_optima(
             row["active_moves"] += result.metrics.active_moves
             row["moves"] += result.metrics.moves
             row["zone"] += zone_violations(cluster, result.assignment) if result.assignment else 0
+            row["spread_x100"] += round(100 * float(result.metrics.active_load_spread))
+            row["skew"] += result.metrics.subtopology_skew
             row["seconds_x10"] += round(10 * result.solve_seconds)
             for name in ASSIGNORS:
                 mine = score(cluster, stripped[name], costs)
