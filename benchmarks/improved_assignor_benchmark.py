@@ -387,7 +387,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=200)
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    console = Console(width=160)
+    console = Console(width=220)
     shared_states(args.optimum, console)
     scale_states([int(s) for s in args.sizes.split(",")], args.repeat, console)
     over_time(args.seeds, console)
