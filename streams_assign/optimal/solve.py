@@ -381,9 +381,22 @@ def solve_optimal(
 def _hint_to_keep(
     cluster: ClusterState, costs: PlacementCosts, built: AssignmentModel, hint: Assignment | None
 ) -> tuple[dict[str, int], list[tuple[int, int]]] | None:
-    """The hint's objective values (in the solver's units) and its hinted variables."""
+    """The hint's objective values (in the solver's units) and its hinted variables.
+
+    The values are those of the hint less its warmups, as the model sees it
+    (:meth:`~streams_assign.optimal.model.AssignmentModel.variable_values` drops warmups).
+    """
     if hint is None or built.restore_scale != 1:
         return None
+    hint = Assignment(
+        clients={
+            pid: ClientAssignment(
+                active=c.active, standby=tuple(t for t in c.standby if t not in c.warmup)
+            )
+            for pid, c in hint.clients.items()
+        },
+        probing_rebalance_needed=hint.probing_rebalance_needed,
+    )
     metrics = score(cluster, hint, costs)
     values = {
         "zone_violations": zone_violations(cluster, hint),
