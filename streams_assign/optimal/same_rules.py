@@ -1,9 +1,9 @@
 """The same-rules optimum: the immediate problem plus the hard rules ``lag_aware_sticky`` obeys.
 
-The immediate problem of :mod:`~streams_assign.optimal.model` is a relaxation: it knows no
-client tags and no balance. :func:`add_same_rules` adds to an (unaggregated) immediate model
-the two rule groups the issue asks every assignor to keep, in the form the lag-aware sticky
-assignor (:mod:`streams_assign.assignors.lag_aware_sticky`) keeps them:
+The immediate problem of :mod:`~streams_assign.optimal.model` knows no client tags and no
+balance. :func:`add_same_rules` adds to an (unaggregated) immediate model the rules the issue
+asks every assignor to keep, in the form the lag-aware sticky assignor
+(:mod:`streams_assign.assignors.lag_aware_sticky`) keeps them:
 
 * **The converged active balance.** Besides where each stateful task runs now, the model picks
   where it will run once the pending moves are done (its *target*): the targets' stateful
@@ -77,7 +77,8 @@ def zone_violations(cluster: ClusterState, assignment: Assignment) -> int:
     ...                 for i, z in zip(ids, "aab")]})
     >>> task = TaskId(0, 0)
     >>> same_zone = Assignment(clients={ids[0]: ClientAssignment(active=(task,)),
-    ...     ids[1]: ClientAssignment(standby=(task,)), ids[2]: ClientAssignment()})
+    ...     ids[1]: ClientAssignment(standby=(task,)), ids[2]: ClientAssignment()},
+    ...     probing_rebalance_needed=False)
     >>> zone_violations(cluster, same_zone)
     1
     """
@@ -106,7 +107,7 @@ def zone_violations(cluster: ClusterState, assignment: Assignment) -> int:
 
 
 def add_same_rules(built: AssignmentModel, zone_rule: bool = True) -> None:
-    """Add the converged active balance and the zone objective to an immediate model.
+    """Add the converged active balance, the stateless deal and the zone objective to a model.
 
     Parameters
     ----------
@@ -129,7 +130,8 @@ def add_same_rules(built: AssignmentModel, zone_rule: bool = True) -> None:
     Adds ``built.target[c, t]`` (the client task ``t`` ends on), its balance (one of the
     windows of :func:`~streams_assign.optimal.model.balance_windows` with spread 1 over the
     stateful tasks) and ``target[c, t] <= active[c, t]`` for every client ``c`` caught up on
-    ``t``; with client tags, ``built.objectives["zone_violations"]``.
+    ``t``; every client running a stateless task among the least loaded before its last one;
+    with client tags, ``built.objectives["zone_violations"]``.
     """
     if built.client_generic_active or any(
         len(special) != built.costs.num_clients for special in built.special.values()
