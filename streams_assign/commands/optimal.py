@@ -1,4 +1,5 @@
-"""``streams-assign optimal FILE [--problem target|immediate] [--time-limit S] [--json]``.
+"""``streams-assign optimal FILE [--problem target|immediate] [--same-rules [--no-zone-rule]]
+[--time-limit S] [--json]``.
 
 The proven optimum of one problem with CP-SAT (needs the ``optimal`` extra: OR-Tools).
 """
@@ -24,6 +25,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=PROBLEMS[0],
         help="target: best balanced converged assignment; immediate: best next assignment "
         "under Kafka's availability rule (default target)",
+    )
+    parser.add_argument(
+        "--same-rules",
+        action="store_true",
+        help="immediate problem with the hard rules of the lag_aware_sticky assignor: converged "
+        "active balance, stateless tasks to the least loaded, KIP-708 zone violations "
+        "minimised first (docs/improved-assignor.md)",
+    )
+    parser.add_argument(
+        "--no-zone-rule",
+        action="store_true",
+        help="with --same-rules: leave the zone rule out (the rules lag_aware_sticky keeps)",
     )
     add_solver_options(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

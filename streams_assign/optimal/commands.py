@@ -80,8 +80,18 @@ def cmd_optimal(args: argparse.Namespace) -> int:
     _check_solver_options(args)
     cluster = load_cluster(args.file)
     problem = Problem(args.problem)
+    same_rules = bool(getattr(args, "same_rules", False))
+    if same_rules and problem is not Problem.IMMEDIATE:
+        raise OptimalCommandError("--same-rules needs --problem immediate")
+    if getattr(args, "no_zone_rule", False) and not same_rules:
+        raise OptimalCommandError("--no-zone-rule needs --same-rules")
     with _spinner(f"CP-SAT: solving the {problem.value} problem (up to {args.time_limit:g} s)"):
-        hint = _kafka_hint(cluster) if problem is Problem.IMMEDIATE else None
+        # The same-rules model starts best from an assignment that keeps its rules.
+        hint = (
+            _kafka_hint(cluster, "lag_aware_sticky" if same_rules else "high_availability")
+            if problem is Problem.IMMEDIATE
+            else None
+        )
         result = solve_optimal(
             cluster,
             problem,
@@ -89,6 +99,8 @@ def cmd_optimal(args: argparse.Namespace) -> int:
             num_workers=args.workers,
             random_seed=args.seed,
             hint=hint,
+            same_rules=same_rules,
+            zone_rule=not getattr(args, "no_zone_rule", False),
         )
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
@@ -97,10 +109,11 @@ def cmd_optimal(args: argparse.Namespace) -> int:
     return 0 if result.assignment is not None else 1
 
 
-def _kafka_hint(cluster: ClusterState) -> Assignment | None:
-    """Kafka's HA assignment as a starting point for CP-SAT (none when HA cannot decide)."""
+def _kafka_hint(cluster: ClusterState, assignor: str = "high_availability") -> Assignment | None:
+    """An assignor's output (Kafka's HA by default) as a starting point for CP-SAT (none when
+    it cannot decide)."""
     try:
-        return get_assignor("high_availability").assign(cluster)
+        return get_assignor(assignor).assign(cluster)
     except StreamsAssignError:
         return None
 

@@ -22,6 +22,12 @@ from streams_assign.optimal.bounds import FlowBound, flow_lower_bound, min_activ
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import Metrics, score
 from streams_assign.optimal.model import OBJECTIVES, AssignmentModel, HallCut, Problem
+from streams_assign.optimal.same_rules import (
+    SAME_RULES_OBJECTIVES,
+    add_same_rules,
+    target_hint,
+    zone_violations,
+)
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +92,9 @@ class OptimalResult:
         The factor restore records were divided by inside the solver (1 = exact).
     flow_bound:
         The min-cost-flow lower bounds computed on the way.
+    same_rules:
+        Whether the immediate problem was solved with the assignor's hard rules
+        (:mod:`~streams_assign.optimal.same_rules`).
     """
 
     problem: Problem
@@ -99,6 +108,7 @@ class OptimalResult:
     explanation: str | None = None
     restore_scale: int = 1
     flow_bound: FlowBound | None = None
+    same_rules: bool = False
 
     def gap(self, name: str) -> float | None:
         """Relative gap ``(value - bound) / value`` of an objective (0 when the value is 0)."""
@@ -115,6 +125,8 @@ class OptimalResult:
         if self.assignment is not None:
             document.update(self.assignment.to_json())
         document["problem"] = self.problem.value
+        if self.same_rules:
+            document["same_rules"] = True
         document["status"] = self.status
         document["objective"] = {k: json_number(v) for k, v in self.objective.items()}
         document["bound"] = {k: json_number(v) for k, v in self.bound.items()}
@@ -195,6 +207,8 @@ def solve_optimal(
     hint: Assignment | None = None,
     costs: PlacementCosts | None = None,
     aggregate: bool = True,
+    same_rules: bool = False,
+    zone_rule: bool = True,
 ) -> OptimalResult:
     """Solve one problem to proven optimality (or the best found within ``time_limit``).
 
@@ -218,6 +232,14 @@ def solve_optimal(
         Count interchangeable clients instead of naming them (see
         :class:`~streams_assign.optimal.model.AssignmentModel`); falls back to the full model
         by itself when the count cannot be turned into names.
+    same_rules:
+        Immediate problem only: add the hard rules the lag-aware sticky assignor keeps (the
+        converged active balance and KIP-708's zone rule, see
+        :mod:`~streams_assign.optimal.same_rules`) and minimise
+        :data:`~streams_assign.optimal.same_rules.SAME_RULES_OBJECTIVES` instead; every client
+        is named (no aggregation).
+    zone_rule:
+        With ``same_rules``: also minimise zone violations first (``False``: the balance only).
 
     Returns
     -------
@@ -257,13 +279,17 @@ def solve_optimal(
     ('OPTIMAL', 0, 0)
     """
     problem = Problem(problem)
+    if same_rules and problem is not Problem.IMMEDIATE:
+        raise ValueError(f"same_rules applies to the immediate problem, not {problem.value}")
+    objectives = SAME_RULES_OBJECTIVES if same_rules else OBJECTIVES[problem]
+    aggregate = aggregate and not same_rules
     start = time.monotonic()
     deadline = start + time_limit
     costs = costs or PlacementCosts.of(cluster)
     flow = flow_lower_bound(cluster, problem, costs)
     spread_stage: StageResult | None = None
     active_spread = None
-    if problem is Problem.IMMEDIATE:
+    if problem is Problem.IMMEDIATE and not same_rules:
         spread = min_active_spread(costs)
         active_spread = spread.spread
         spread_stage = StageResult(
@@ -274,10 +300,24 @@ def solve_optimal(
         built = AssignmentModel(
             costs, problem, aggregate=aggregate, active_spread=active_spread, cuts=cuts
         )
+        if same_rules:
+            add_same_rules(built, zone_rule)
         if hint is not None:
             for var, value in built.variable_values(hint).items():
                 built.model.add_hint(var, value)
-        stages, last_good = _run_stages(built, problem, flow, deadline, num_workers, random_seed)
+            if same_rules:
+                target_hint(built, _stateful_actives(costs, hint))
+        kept_hint = _hint_to_keep(cluster, costs, built, hint) if same_rules else None
+        stages, last_good = _run_stages(
+            built,
+            objectives,
+            flow,
+            deadline,
+            num_workers,
+            random_seed,
+            carry_solution=same_rules,
+            kept_hint=kept_hint,
+        )
         if spread_stage is not None:
             stages.insert(0, spread_stage)
         if last_good is None:
@@ -314,7 +354,11 @@ def solve_optimal(
         assignor=assignment.assignor,
     )
     objective: dict[str, int | Fraction] = {}
-    for name in OBJECTIVES[problem]:
+    for name in objectives:
+        if name == "zone_violations":
+            if name in built.objectives:
+                objective[name] = zone_violations(cluster, assignment)
+            continue
         raw_metric = getattr(metrics, name)
         objective[name] = raw_metric if isinstance(raw_metric, Fraction) else int(raw_metric)
     bound = _with_flow_bounds({stage.name: stage.bound for stage in stages}, flow)
@@ -330,29 +374,85 @@ def solve_optimal(
         solve_seconds=elapsed,
         restore_scale=built.restore_scale,
         flow_bound=flow,
+        same_rules=same_rules,
     )
+
+
+def _hint_to_keep(
+    cluster: ClusterState, costs: PlacementCosts, built: AssignmentModel, hint: Assignment | None
+) -> tuple[dict[str, int], list[tuple[int, int]]] | None:
+    """The hint's objective values (in the solver's units) and its hinted variables.
+
+    The values are those of the hint less its warmups, as the model sees it
+    (:meth:`~streams_assign.optimal.model.AssignmentModel.variable_values` drops warmups).
+    """
+    if hint is None or built.restore_scale != 1:
+        return None
+    hint = Assignment(
+        clients={
+            pid: ClientAssignment(
+                active=c.active, standby=tuple(t for t in c.standby if t not in c.warmup)
+            )
+            for pid, c in hint.clients.items()
+        },
+        probing_rebalance_needed=hint.probing_rebalance_needed,
+    )
+    metrics = score(cluster, hint, costs)
+    values = {
+        "zone_violations": zone_violations(cluster, hint),
+        "restore_records": metrics.restore_records,
+        "moves": metrics.moves,
+    }
+    proto = built.model.proto.solution_hint
+    return values, list(zip(proto.vars, proto.values, strict=True))
+
+
+def _stateful_actives(costs: PlacementCosts, assignment: Assignment) -> dict[int, int]:
+    """Per stateful task index, the client index running it in ``assignment``."""
+    index = {task: t for t, task in enumerate(costs.tasks)}
+    found = {}
+    for c, pid in enumerate(costs.client_ids):
+        for task in assignment.clients.get(pid, ClientAssignment()).active:
+            t = index.get(task)
+            if t is not None and costs.stateful[t]:
+                found[t] = c
+    return found
 
 
 def _run_stages(
     built: AssignmentModel,
-    problem: Problem,
+    objectives: tuple[str, ...],
     flow: FlowBound,
     deadline: float,
     num_workers: int,
     random_seed: int,
+    carry_solution: bool = False,
+    kept_hint: tuple[dict[str, int], list[tuple[int, int]]] | None = None,
 ) -> tuple[list[StageResult], cp_model.CpSolver | None]:
-    """Minimise the model's objectives in order; each optimum bounds the next stage."""
+    """Minimise the model's objectives in order; each optimum bounds the next stage.
+
+    With ``carry_solution`` each stage starts from the last stage's solution, or from the
+    caller's hint (``kept_hint``: its objective values and its hinted variables by proto
+    index) while that hint meets every bound fixed so far.
+    """
     stages: list[StageResult] = []
     last_good: cp_model.CpSolver | None = None
-    for name in OBJECTIVES[problem]:
+    for name in objectives:
         if name not in built.objectives:
-            continue  # solved by flows
+            continue  # solved by flows, or not part of this cluster's model
         expression = built.objectives[name]
         remaining = deadline - time.monotonic()
         if remaining <= 0 and last_good is not None:
             stages.append(StageResult(name, "NOT_RUN", None, None, 0.0))
             continue
         built.model.minimize(expression)
+        later = sum(
+            1 for other in objectives[objectives.index(name) + 1 :] if other in built.objectives
+        )
+        if carry_solution and later:
+            # A stage that cannot be proven must leave the next one time to run (s0071 of
+            # kafka-diff spent all 30 s proving its restore records).
+            remaining /= 2
         solver = make_solver(num_workers, random_seed, remaining)
         known = None
         if (
@@ -384,6 +484,17 @@ def _run_stages(
         # made the next stage slower, not faster.
         built.model.add(expression <= raw)
         built.model.clear_hints()
+        if kept_hint is not None and kept_hint[0].get(name, raw + 1) > raw:
+            kept_hint = None  # the caller's hint is worse than this stage's optimum
+        if kept_hint is not None:
+            for i, value in kept_hint[1]:
+                built.model.add_hint(built.model.get_int_var_from_proto_index(i), value)
+        elif carry_solution:
+            # The same-rules model, with one worker, may find no solution at all in the next
+            # stage's time without one to start from (p0058 of kafka-ext did not in 30 s).
+            for i in range(len(built.model.proto.variables)):
+                var = built.model.get_int_var_from_proto_index(i)
+                built.model.add_hint(var, solver.value(var))
         last_good = solver
     return stages, last_good
 
