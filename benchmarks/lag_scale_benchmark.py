@@ -114,6 +114,13 @@ def peak_old_gen_mb(spark: Any) -> float:
     return sum(int(p.getPeakUsage().getUsed()) for p in old) / 2**20
 
 
+def collectors(spark: Any) -> list[str]:
+    """Names of the driver JVM's garbage collectors (``G1 Young Generation``, ``PS Scavenge``)."""
+    jvm = spark.sparkContext._jvm
+    beans = jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    return [str(b.getName()) for b in beans]
+
+
 def run_cell(
     inputs: dict[str, Any], shape: str, engines: list[str], spark: Any, args: argparse.Namespace
 ) -> list[dict[str, Any]]:
@@ -221,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         spark = get_spark(args.master, app_name="lag-scale", driver_memory=args.driver_memory)
         print(
             f"Spark {spark.version} {args.master}, driver memory "
-            f"{spark.sparkContext.getConf().get('spark.driver.memory', '1g (default)')}",
+            f"{spark.sparkContext.getConf().get('spark.driver.memory', '1g (default)')}, "
+            f"collectors {', '.join(collectors(spark))}",
             flush=True,
         )
 
