@@ -36,10 +36,10 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_assign.api import assign
-from streams_assign.model import Assignment, ClientAssignment, ClusterState
+from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import Metrics, score
-from streams_assign.optimal.same_rules import zone_violations
+from streams_assign.optimal.same_rules import without_warmups, zone_violations
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.simulation.convergence import run_randomized_scenario
 from streams_assign.simulation.generators import scale_scenario
@@ -58,20 +58,6 @@ OPTIMA = (
 #: CP-SAT wall seconds per state and problem, and search workers (one: a shared machine).
 OPTIMUM_TIME_LIMIT = 30.0
 OPTIMUM_WORKERS = 1
-
-
-def without_warmups(assignment: Assignment) -> Assignment:
-    """The assignment less its warmup replicas (the optima of one rebalance place none)."""
-    return Assignment(
-        clients={
-            pid: ClientAssignment(
-                active=c.active, standby=tuple(t for t in c.standby if t not in c.warmup)
-            )
-            for pid, c in assignment.clients.items()
-        },
-        probing_rebalance_needed=assignment.probing_rebalance_needed,
-        assignor=assignment.assignor,
-    )
 
 
 def why_worse_than_ha(

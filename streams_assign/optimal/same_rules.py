@@ -39,10 +39,16 @@ from typing import Any
 from ortools.graph.python import min_cost_flow
 from ortools.sat.python import cp_model
 
-from streams_assign.model import Assignment, ClusterState
+from streams_assign.model import Assignment, ClientAssignment, ClusterState
 from streams_assign.optimal.model import AssignmentModel, balance_windows
 
-__all__ = ["SAME_RULES_OBJECTIVES", "add_same_rules", "target_hint", "zone_violations"]
+__all__ = [
+    "SAME_RULES_OBJECTIVES",
+    "add_same_rules",
+    "target_hint",
+    "without_warmups",
+    "zone_violations",
+]
 
 #: The same-rules problem's objectives, most important first.
 SAME_RULES_OBJECTIVES: tuple[str, ...] = ("zone_violations", "restore_records", "moves")
@@ -274,3 +280,32 @@ def _zone_expression(built: AssignmentModel, keys: tuple[str, ...]) -> Any:
                 )
                 parts.append(violations)
     return cp_model.LinearExpr.sum(parts)
+
+
+def without_warmups(assignment: Assignment) -> Assignment:
+    """``assignment`` less its warmup replicas: what an optimum of one rebalance is compared with.
+
+    The optima of one rebalance place no warmup replicas (in one rebalance a warmup only costs
+    a move and records to restore), so an assignor's output is compared with them without its
+    warmups (KIP-441: a warmup is a standby beyond ``num.standby.replicas``).
+
+    Parameters
+    ----------
+    assignment:
+        Any assignment; each client's ``warmup`` tasks are a subset of its ``standby`` tasks.
+
+    Returns
+    -------
+    Assignment
+        The same actives, standbys less warmups, the same probing flag and assignor name.
+    """
+    return Assignment(
+        clients={
+            pid: ClientAssignment(
+                active=c.active, standby=tuple(t for t in c.standby if t not in c.warmup)
+            )
+            for pid, c in assignment.clients.items()
+        },
+        probing_rebalance_needed=assignment.probing_rebalance_needed,
+        assignor=assignment.assignor,
+    )

@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 from streams_assign.api import assign
-from streams_assign.model import Assignment, ClientAssignment, ClusterState
+from streams_assign.model import ClusterState
 from streams_assign.optimal import solve_optimal
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import score
-from streams_assign.optimal.same_rules import zone_violations
+from streams_assign.optimal.same_rules import without_warmups, zone_violations
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from tests.optimal.test_bruteforce import tiny_document
 
@@ -212,18 +212,6 @@ def test_same_rules_applies_to_the_immediate_problem_only() -> None:
         solve_optimal(cluster, "target", same_rules=True)
 
 
-def _without_warmups(assignment: Assignment) -> Assignment:
-    return Assignment(
-        clients={
-            pid: ClientAssignment(
-                active=c.active, standby=tuple(t for t in c.standby if t not in c.warmup)
-            )
-            for pid, c in assignment.clients.items()
-        },
-        probing_rebalance_needed=False,
-    )
-
-
 @pytest.mark.parametrize(
     "name",
     [
@@ -239,7 +227,7 @@ def test_lag_aware_sticky_is_never_better_than_the_same_rules_optimum(name: str)
     assert path.exists(), f"missing shared scenario {path}"
     cluster = load_cluster_state(path)
     costs = PlacementCosts.of(cluster)
-    ours = _without_warmups(assign(cluster, assignor="lag_aware_sticky"))
+    ours = without_warmups(assign(cluster, assignor="lag_aware_sticky"))
     ours_metrics = score(cluster, ours, costs)
     for zone_rule in (False, True):
         best = solve_optimal(
