@@ -96,6 +96,9 @@ class AssignmentModel:
         Per objective name (``restore_records``, ``moves``), its linear expression (restore
         records divided by ``restore_scale``). The immediate problem's first objective, the
         active-load spread, is solved by flows and enters as ``active_spread``.
+    target:
+        ``(client, task) -> BoolVar``: where each stateful task ends once its pending move is
+        done; empty unless :func:`~streams_assign.optimal.same_rules.add_same_rules` added it.
     """
 
     def __init__(
@@ -151,15 +154,16 @@ class AssignmentModel:
 
         n_tasks = len(costs.tasks)
         if problem is Problem.IMMEDIATE and active_spread is not None:
-            self._add_balance(self.active_count, n_tasks, "active", Fraction(active_spread))
+            self.add_balance(self.active_count, n_tasks, "active", Fraction(active_spread))
         if problem is Problem.TARGET:
             if balance_active:
-                self._add_balance(self.active_count, n_tasks, "active")
+                self.add_balance(self.active_count, n_tasks, "active")
             if balance_stateful:
-                self._add_balance(
+                self.add_balance(
                     self.stateful_count, len(stateful) * (1 + costs.num_standbys), "stateful"
                 )
 
+        self.target: dict[tuple[int, int], Any] = {}
         self.restore_scale = _restore_scale(costs)
         self.objectives: dict[str, Any] = {
             "restore_records": self._restore_expression(),
@@ -330,7 +334,7 @@ class AssignmentModel:
             if stays_of[c]:
                 model.add(cp_model.LinearExpr.sum(stays_of[c]) <= self.stateless_count[c])
 
-    def _add_balance(
+    def add_balance(
         self, counts: Sequence[Any], total: int, name: str, spread: Fraction = Fraction(1)
     ) -> None:
         """``max_c counts[c]/cap[c] - min_c counts[c]/cap[c] <= spread``, exactly, in integers.

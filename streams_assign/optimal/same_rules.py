@@ -146,7 +146,7 @@ def add_same_rules(built: AssignmentModel, zone_rule: bool = True) -> None:
     costs, model = built.costs, built.model
     n_clients = costs.num_clients
     stateful = costs.stateful_indices
-    target: dict[tuple[int, int], Any] = {}
+    target = built.target
     per_client: list[list[Any]] = [[] for _ in range(n_clients)]
     for t in stateful:
         row = []
@@ -159,10 +159,9 @@ def add_same_rules(built: AssignmentModel, zone_rule: bool = True) -> None:
                 # A caught-up target runs the task now; the availability rule allows it.
                 model.add(var <= built.active[c, t])
         model.add_exactly_one(row)
-    built.target = target  # type: ignore[attr-defined]
     if stateful:
         counts = [cp_model.LinearExpr.sum(v) for v in per_client]
-        built._add_balance(counts, len(stateful), "target_active")  # noqa: SLF001
+        built.add_balance(counts, len(stateful), "target_active")
     if costs.stateless_indices:
         _add_stateless_to_least_loaded(built)
     keys = costs.cluster.configs.rack_aware_assignment_tags
@@ -238,7 +237,7 @@ def target_hint(built: AssignmentModel, active: dict[int, int]) -> None:
         if flow.solve() != flow.OPTIMAL or flow.optimal_cost() != -wanted:
             continue
         chosen = {arcs[a] for a in arcs if flow.flow(a)}
-        for (c, t), var in built.target.items():  # type: ignore[attr-defined]
+        for (c, t), var in built.target.items():
             built.model.add_hint(var, int((c, t) in chosen))
         return
 
@@ -248,37 +247,39 @@ def _zone_expression(built: AssignmentModel, keys: tuple[str, ...]) -> Any:
     costs, model = built.costs, built.model
     clients = costs.cluster.clients
     n_standbys = costs.num_standbys
+    # Per tag key and value: the clients with that value and those with another (or none).
+    groups: list[tuple[int, str, list[int], list[int]]] = []
+    for k, key in enumerate(keys):
+        for v in sorted({v for c in clients if (v := c.tags.get(key)) is not None}):
+            same = [c for c, client in enumerate(clients) if client.tags.get(key) == v]
+            other = [c for c, client in enumerate(clients) if client.tags.get(key) != v]
+            if other:  # nobody with another value: sharing breaks nothing
+                groups.append((k, v, same, other))
     parts: list[Any] = []
     for t in costs.stateful_indices:
-        for k, key in enumerate(keys):
-            values = sorted({v for c in clients if (v := c.tags.get(key)) is not None})
-            for v in values:
-                same = [c for c, client in enumerate(clients) if client.tags.get(key) == v]
-                other = [c for c, client in enumerate(clients) if client.tags.get(key) != v]
-                if not other:
-                    continue  # nobody with another value: sharing breaks nothing
-                active_here = [built.active[c, t] for c in same if (c, t) in built.active]
-                if not active_here:
-                    continue
-                standbys_here = [built.standby[c, t] for c in same]
-                held_elsewhere = [
-                    var
-                    for c in other
-                    for var in (built.active.get((c, t)), built.standby[c, t])
-                    if var is not None
-                ]
-                # uncovered = 0 forces every client with another value to hold a copy.
-                uncovered = model.new_bool_var(f"zone_uncovered_{t}_{k}_{v}")
-                model.add(
-                    cp_model.LinearExpr.sum(held_elsewhere) + len(other) * uncovered >= len(other)
-                )
-                violations = model.new_int_var(0, n_standbys, f"zone_violations_{t}_{k}_{v}")
-                model.add(
-                    violations
-                    >= cp_model.LinearExpr.sum(standbys_here)
-                    - n_standbys * (2 - cp_model.LinearExpr.sum(active_here) - uncovered)
-                )
-                parts.append(violations)
+        for k, v, same, other in groups:
+            active_here = [built.active[c, t] for c in same if (c, t) in built.active]
+            if not active_here:
+                continue
+            standbys_here = [built.standby[c, t] for c in same]
+            held_elsewhere = [
+                var
+                for c in other
+                for var in (built.active.get((c, t)), built.standby[c, t])
+                if var is not None
+            ]
+            # uncovered = 0 forces every client with another value to hold a copy.
+            uncovered = model.new_bool_var(f"zone_uncovered_{t}_{k}_{v}")
+            model.add(
+                cp_model.LinearExpr.sum(held_elsewhere) + len(other) * uncovered >= len(other)
+            )
+            violations = model.new_int_var(0, n_standbys, f"zone_violations_{t}_{k}_{v}")
+            model.add(
+                violations
+                >= cp_model.LinearExpr.sum(standbys_here)
+                - n_standbys * (2 - cp_model.LinearExpr.sum(active_here) - uncovered)
+            )
+            parts.append(violations)
     return cp_model.LinearExpr.sum(parts)
 
 

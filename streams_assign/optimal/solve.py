@@ -26,6 +26,7 @@ from streams_assign.optimal.same_rules import (
     SAME_RULES_OBJECTIVES,
     add_same_rules,
     target_hint,
+    without_warmups,
     zone_violations,
 )
 
@@ -388,15 +389,7 @@ def _hint_to_keep(
     """
     if hint is None or built.restore_scale != 1:
         return None
-    hint = Assignment(
-        clients={
-            pid: ClientAssignment(
-                active=c.active, standby=tuple(t for t in c.standby if t not in c.warmup)
-            )
-            for pid, c in hint.clients.items()
-        },
-        probing_rebalance_needed=hint.probing_rebalance_needed,
-    )
+    hint = without_warmups(hint)
     metrics = score(cluster, hint, costs)
     values = {
         "zone_violations": zone_violations(cluster, hint),
