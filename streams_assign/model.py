@@ -72,6 +72,11 @@ class TaskId:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple[type[TaskId], tuple[int, int, str | None]]:
+        # Pickle the fields, never the cached hash: hash(None) and string hashes differ from
+        # one process to another, so a copied hash would make an equal TaskId miss in a dict.
+        return type(self), (self.subtopology, self.partition, self.topology_name)
+
     @classmethod
     def parse(cls, text: str) -> TaskId:
         """Parse ``"<sub>_<part>"`` or ``"<name>__<sub>_<part>"`` (Kafka's ``TaskId.parse``)."""

@@ -4,7 +4,11 @@ assigned-set invariants of Kafka's ClientState (reference 1.1-1.3, 2 and 9.5).""
 from __future__ import annotations
 
 import dataclasses
+import os
+import pickle
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -411,3 +415,26 @@ def test_loads_are_assigned_and_active_counts_per_thread(state: AssignmentState)
     assert state.assigned_count(0) == 2
     assert state.task_load[0] == 1.0
     assert state.active_load[0] == 0.5
+
+
+@pytest.mark.parametrize("text", ["1_3", "orders__0_10"])
+def test_a_task_id_pickled_in_one_process_is_found_in_another(text: str) -> None:
+    """A TaskId caches its hash; a pickle must carry the fields, not that process's hash.
+
+    In Python 3.11 ``hash(None)`` comes from an address and string hashes are salted per
+    process, so a copied cache made an equal TaskId miss in an unpickled dict (multiprocessing).
+    """
+    task = TaskId.parse(text)
+    payload = pickle.dumps({task: "found"})
+    code = (
+        "import pickle, sys; from streams_assign.model import TaskId; "
+        f"d = pickle.loads({payload!r}); print(d.get(TaskId.parse({text!r}), 'missing'))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "4321"}
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert run.stdout.strip() == "found", run.stderr
+    # In this process too: the copy equals the original and hashes like it.
+    copy = pickle.loads(pickle.dumps(task))
+    assert copy == task and hash(copy) == hash(task) and copy._hash == task._hash
