@@ -41,6 +41,7 @@ from streams_assign.assignors.lag_aware_sticky.actives import (
     spread_subtopologies,
 )
 from streams_assign.assignors.lag_aware_sticky.problem import (
+    IndexedCluster,
     balanced_count_bounds,
     estimated_changelog_records,
     index_cluster,
@@ -118,11 +119,12 @@ class LagAwareStickyTaskAssignor:
         problem = index_cluster(cluster)
         target = assign_target_stateful_actives(problem)
         active, moving = assign_immediate_stateful_actives(problem, target)
-        # The cheapest moves restore now, within max.warmup.replicas: as a standby slot the old
-        # owner gives up, or as a warmup replica.
+        # Within max.warmup.replicas, some moves restore now: as a standby slot the old owner
+        # gives up, or as a warmup replica. First the moves whose target held a copy of the
+        # task before (it keeps that copy instead of dropping it and taking it back later), then
+        # the cheapest.
         budget = cluster.configs.max_warmup_replicas
-        cheapest = sorted(moving, key=lambda t: (problem.restore_cost(target[t], t), t))
-        early = set(cheapest[:budget])
+        early = set(sorted(moving, key=lambda t: _warmup_priority(problem, t, target[t]))[:budget])
         standbys = assign_standby_tasks(problem, active, target, early)
         standby_moves = settle_standby_moves(problem, active, standbys, target, early)
         swapped = sum(1 for t in early if target[t] in standbys[t])
@@ -155,3 +157,9 @@ class LagAwareStickyTaskAssignor:
             probing_rebalance_needed=bool(moving or standby_moves),
             assignor=self.name,
         )
+
+
+def _warmup_priority(problem: IndexedCluster, task: int, client: int) -> tuple[bool, int, int]:
+    """Order of the pending moves that restore now: a target that held the task first."""
+    fresh = client not in problem.prev_standby[task] and client not in problem.prev_active[task]
+    return fresh, problem.restore_cost(client, task), task
