@@ -41,7 +41,6 @@ from streams_assign.assignors.lag_aware_sticky.actives import (
     spread_subtopologies,
 )
 from streams_assign.assignors.lag_aware_sticky.problem import (
-    IndexedCluster,
     balanced_count_bounds,
     estimated_changelog_records,
     index_cluster,
@@ -50,6 +49,7 @@ from streams_assign.assignors.lag_aware_sticky.standbys import (
     assign_standby_tasks,
     assign_warmup_replicas,
     settle_standby_moves,
+    warmup_priority,
 )
 from streams_assign.assignors.lag_aware_sticky.stateless import assign_stateless_tasks
 from streams_assign.model import Assignment, ClientAssignment, ClusterState, TaskId
@@ -65,6 +65,7 @@ __all__ = [
     "estimated_changelog_records",
     "settle_standby_moves",
     "spread_subtopologies",
+    "warmup_priority",
 ]
 
 
@@ -124,7 +125,7 @@ class LagAwareStickyTaskAssignor:
         # task before (it keeps that copy instead of dropping it and taking it back later), then
         # the cheapest.
         budget = cluster.configs.max_warmup_replicas
-        early = set(sorted(moving, key=lambda t: _warmup_priority(problem, t, target[t]))[:budget])
+        early = set(sorted(moving, key=lambda t: warmup_priority(problem, t, target[t]))[:budget])
         standbys = assign_standby_tasks(problem, active, target, early)
         standby_moves = settle_standby_moves(problem, active, standbys, target, early)
         swapped = sum(1 for t in early if target[t] in standbys[t])
@@ -157,9 +158,3 @@ class LagAwareStickyTaskAssignor:
             probing_rebalance_needed=bool(moving or standby_moves),
             assignor=self.name,
         )
-
-
-def _warmup_priority(problem: IndexedCluster, task: int, client: int) -> tuple[bool, int, int]:
-    """Order of the pending moves that restore now: a target that held the task first."""
-    fresh = client not in problem.prev_standby[task] and client not in problem.prev_active[task]
-    return fresh, problem.restore_cost(client, task), task

@@ -12,7 +12,12 @@ from streams_assign.assignors.lag_aware_sticky.problem import (
     balanced_count_bounds,
 )
 
-__all__ = ["assign_standby_tasks", "assign_warmup_replicas", "settle_standby_moves"]
+__all__ = [
+    "assign_standby_tasks",
+    "assign_warmup_replicas",
+    "settle_standby_moves",
+    "warmup_priority",
+]
 
 
 def assign_standby_tasks(
@@ -437,6 +442,28 @@ def settle_standby_moves(
     return moves
 
 
+def warmup_priority(problem: IndexedCluster, task: int, client: int) -> tuple[bool, int, int]:
+    """The order in which pending moves restore now, within ``max.warmup.replicas``.
+
+    A target client that held the task before (as active or standby) first: it keeps that
+    copy, which it would otherwise drop now and take again later (a move then); then the
+    fewest records to restore (the move finishes soonest), then the TaskId.
+
+    Parameters
+    ----------
+    problem:
+        The indexed rebalance input.
+    task, client:
+        A pending move's stateful task and its target client (indices).
+
+    Returns
+    -------
+    tuple[bool, int, int]
+        A sort key: (the client held no copy, records to restore, task).
+    """
+    return _fresh(problem, client, task), problem.restore_cost(client, task), task
+
+
 def assign_warmup_replicas(
     problem: IndexedCluster,
     moving: list[int],
@@ -475,10 +502,7 @@ def assign_warmup_replicas(
         budget = problem.cluster.configs.max_warmup_replicas
     wanted = [(t, target[t]) for t in moving if target[t] not in standbys[t]]
     wanted.sort(key=lambda m: (problem.restore_cost(m[1], m[0]), m[0]))
-    later = sorted(
-        standby_moves,
-        key=lambda m: (_fresh(problem, m[1], m[0]), problem.restore_cost(m[1], m[0]), m),
-    )
+    later = sorted(standby_moves, key=lambda m: (warmup_priority(problem, *m), m[1]))
     warmups: list[tuple[int, int]] = []
     placed: set[tuple[int, int]] = set()
     for t, c in wanted + later:
