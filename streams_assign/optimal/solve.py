@@ -9,6 +9,7 @@ restore-records stage stops as soon as CP-SAT meets the min-cost-flow lower boun
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,6 +39,9 @@ DEFAULT_RANDOM_SEED = 0
 DEFAULT_TIME_LIMIT = 10.0
 #: Hall cuts learnt before giving up aggregation (each costs a re-solve).
 MAX_HALL_CUTS = 20
+#: Wall seconds a stage that found nothing may still spend completing the caller's hint (its
+#: hinted variables fixed), even past the time limit: propagation alone usually completes it.
+HINT_FALLBACK_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,9 @@ class StageResult:
         earlier stages' values; ``None`` when unknown.
     seconds:
         Wall time of the stage's solve.
+    from_hint:
+        The search found no solution in its time, and the stage's value is that of the
+        caller's hint (its hinted variables fixed, the rest solved): a ``FEASIBLE`` stage.
     """
 
     name: str
@@ -63,6 +70,7 @@ class StageResult:
     value: int | Fraction | None
     bound: int | Fraction | None
     seconds: float
+    from_hint: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +148,7 @@ class OptimalResult:
                 "value": json_number(s.value),
                 "bound": json_number(s.bound),
                 "seconds": round(s.seconds, 3),
+                **({"from_hint": True} if s.from_hint else {}),
             }
             for s in self.stages
         ]
@@ -459,20 +468,47 @@ def _run_stages(
         status = solver.solve(built.model, stopper)
         seconds = time.monotonic() - began
         status_name = solver.status_name(status)
+        from_hint = False
+        if status == cp_model.UNKNOWN and kept_hint is not None:
+            # No solution in time, but the caller's hint meets every bound fixed so far: keep
+            # it (s0119-large of kafka-diff found nothing in 15 s under load with a full hint).
+            searched_bound = solver.best_objective_bound
+            solver = make_solver(
+                num_workers, random_seed, max(deadline - time.monotonic(), HINT_FALLBACK_SECONDS)
+            )
+            solver.parameters.fix_variables_to_their_hinted_value = True
+            fixed_status = solver.solve(built.model)
+            seconds = time.monotonic() - began
+            if fixed_status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                status, from_hint = fixed_status, True
+                log.info("stage %s found no solution in time; kept the hint's", name)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             stages.append(StageResult(name, status_name, None, None, seconds))
             break
         raw = round(solver.objective_value)
         value = built.objective_value(name, raw)
-        bound = built.objective_bound(name, solver.best_objective_bound)
+        if from_hint:
+            bound = (
+                built.objective_bound(name, searched_bound)
+                if math.isfinite(searched_bound)
+                else None
+            )
+            status_name = "FEASIBLE"
+        else:
+            bound = built.objective_bound(name, solver.best_objective_bound)
         if known is not None:
-            bound = max(bound, known)
+            bound = known if bound is None else max(bound, known)
         if stopper.reached or bound == value:
             status_name = "OPTIMAL"
-        if name == "restore_records" and built.restore_scale > 1 and bound < value:
+        if (
+            name == "restore_records"
+            and built.restore_scale > 1
+            and bound is not None
+            and bound < value
+        ):
             # Optimal for the scaled costs only: not a proof for the exact records.
             status_name = "FEASIBLE"
-        stages.append(StageResult(name, status_name, value, bound, seconds))
+        stages.append(StageResult(name, status_name, value, bound, seconds, from_hint))
         # Not hinting the next stage with this solution is deliberate: measured, the hint
         # made the next stage slower, not faster.
         built.model.add(expression <= raw)
