@@ -266,17 +266,20 @@ def _exchange_standbys(
                     continue
                 there = key(h, t)
                 gain = (there[0] - here[0], there[1] - here[1])
-                if gain[0] > 0 or gain[1] > 0:
+                if gain[0] > 0 or gain[1] > 0 or gain == (0, 0):
                     continue
                 if counts[h] < upper[h] and counts[c] > lower[c]:
-                    if gain != (0, 0) and (best is None or gain < best[0]):
+                    if best is None or gain < best[0]:
                         best = (gain, h, -1)
                     continue
                 for u in sorted(held_by[h]):
-                    if c == active[u] or c in standbys[u]:
+                    away = memo.get((h, u)) or key(h, u)
+                    # Only a standby the first client held too can come back without a move.
+                    if (gain[1] == 0 and away[1] == 0 and _fresh(problem, c, u)) or (
+                        c == active[u] or c in standbys[u]
+                    ):
                         continue
-                    back = key(c, u)
-                    away = key(h, u)
+                    back = memo.get((c, u)) or key(c, u)
                     step = (gain[0] + back[0] - away[0], gain[1] + back[1] - away[1])
                     pareto = step[0] <= 0 and step[1] <= 0 and step != (0, 0)
                     if pareto and (best is None or step < best[0]):
