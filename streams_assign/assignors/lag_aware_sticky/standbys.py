@@ -254,12 +254,15 @@ def _exchange_standbys(
             memo[client, task] = found
         return found
 
+    caught, prev_standby, prev_active = problem.caught, problem.prev_standby, problem.prev_active
     for t, chosen in enumerate(standbys):
         for c in list(chosen):
+            if c in caught[t] and (c in prev_standby[t] or c in prev_active[t]):
+                continue  # a caught-up holder: nothing is better
             here = key(c, t)
             if here == (0, 0):
                 continue
-            places = set(problem.lags[t]) | problem.prev_standby[t] | set(problem.prev_active[t])
+            places = set(problem.lags[t]) | prev_standby[t] | set(prev_active[t])
             best: tuple[tuple[int, int], int, int] | None = None
             for h in sorted(places):
                 if h == active[t] or h in chosen:
