@@ -18,10 +18,11 @@ state is instead:
 4. **Standbys** (:func:`assign_standby_tasks`): ``min(num.standby.replicas, clients - 1)`` per
    stateful task, on the clients with the least to restore (a pending move's target first, so its
    standby is the warmup it needs), spread over client tags when ``rack.aware.assignment.tags``
-   is set, within the stateful-load bounds when room allows.
+   is set, within the stateful-load bounds when room allows; without tags an exchange pass then
+   moves standbys to holders wherever that is no worse in records and in moved copies.
 5. **Warmups** (:func:`assign_warmup_replicas`): a pending move whose target holds no standby gets a
-   warmup replica while ``max.warmup.replicas`` lasts; any pending move asks for a probing
-   rebalance.
+   warmup replica while ``max.warmup.replicas`` lasts, a target that held the task first
+   (:func:`warmup_priority`); any pending move asks for a probing rebalance.
 6. **Stateless actives** (:func:`assign_stateless_tasks`): the per-client counts Kafka's
    least-loaded deal gives, filled with each client's previous stateless tasks first.
 
