@@ -67,15 +67,11 @@ def why_worse_than_ha(
     ours: Assignment,
     kafka_metrics: Metrics,
     ours_metrics: Metrics,
-    costs: PlacementCosts | None = None,
 ) -> dict[str, str]:
     """Why ours is worse than Kafka's HA on one state: per worse metric, a reason category.
 
     Metrics are ``restore`` (records to restore) and ``moved actives``. Categories, the first
-    that holds: ``warmups on holders`` (ours restores no more than HA once the records of its
-    warmups on clients that held the task before are left out: those warmups keep an existing
-    copy, which a later rebalance would otherwise count as a move; restore only), ``zone
-    rule`` (the state has client tags and HA places more standbys in their
+    that holds: ``zone rule`` (the state has client tags and HA places more standbys in their
     active's tag value while another value was free: it restores less by breaking the rule;
     restore only), ``stateful balance`` (ours has the smaller stateful load spread: its
     standbys move towards Kafka's stateful balance bound; restore only), ``active balance``
@@ -92,11 +88,8 @@ def why_worse_than_ha(
     stateful_balance = ours_metrics.stateful_load_spread < kafka_metrics.stateful_load_spread
     reasons = {}
     if ours_metrics.restore_records > kafka_metrics.restore_records:
-        excess = ours_metrics.restore_records - kafka_metrics.restore_records
         reasons["restore"] = (
-            "warmups on holders"
-            if excess <= holder_warmup_records(cluster, ours, costs)
-            else "zone rule"
+            "zone rule"
             if zones
             else "stateful balance"
             if stateful_balance
@@ -113,31 +106,6 @@ def why_worse_than_ha(
             else "unexplained"
         )
     return reasons
-
-
-def holder_warmup_records(
-    cluster: ClusterState, assignment: Assignment, costs: PlacementCosts | None = None
-) -> int:
-    """Records the assignment's warmups restore on clients that held their task before.
-
-    Returns
-    -------
-    int
-        Over every warmup replica on a client that ran the task as active or held it as a
-        standby in the previous assignment, that client's records to restore (the scorer's,
-        :class:`~streams_assign.optimal.costs.PlacementCosts`).
-    """
-    costs = costs or PlacementCosts.of(cluster)
-    client_index = {process_id: c for c, process_id in enumerate(costs.client_ids)}
-    task_index = {task: t for t, task in enumerate(costs.tasks)}
-    records = 0
-    for process_id, assigned in assignment.clients.items():
-        c = client_index[process_id]
-        for task in assigned.warmup:
-            t = task_index[task]
-            if c in costs.prev_holders[t]:
-                records += costs.restore[c][t]
-    return records
 
 
 def shared_states(with_optimum: bool, console: Console) -> None:
@@ -176,7 +144,7 @@ def shared_states(with_optimum: bool, console: Console) -> None:
             row["worse_restore"] += ours.restore_records > kafka.restore_records
             row["worse_active_moves"] += ours.active_moves > kafka.active_moves
         reasons = why_worse_than_ha(
-            cluster, results["high_availability"], results["lag_aware_sticky"], kafka, ours, costs
+            cluster, results["high_availability"], results["lag_aware_sticky"], kafka, ours
         )
         if reasons:
             worse_states.append((path.stem, reasons, ours, kafka))

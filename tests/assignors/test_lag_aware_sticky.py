@@ -198,24 +198,20 @@ def test_convergence_within_kafka_limits_never_in_more_rebalances_than_ha() -> N
 
 #: Every shared state where ours restores more records or moves more actives than Kafka's HA,
 #: with the reason category of ``why_worse_than_ha`` (docs/improved-assignor.md shows each
-#: state's numbers): ours' warmups keep copies on clients that held the task (each saves a
-#: later move), HA breaks the zone rule, ours balances the stateful load (standbys) or the
+#: state's numbers): HA breaks the zone rule, ours balances the stateful load (standbys) or the
 #: active load where HA stays outside Kafka's bound, or ours is better on the other metric.
 WORSE_THAN_HA = {
     "s0068-uneven": {"restore": "trade"},
     "s0074-crash": {"moved actives": "active balance"},
     "s0109-stateless_heavy": {"moved actives": "trade"},
     "p0008-both-zone_outage": {"restore": "zone rule"},
-    "p0011-both-thread_change": {"restore": "warmups on holders"},
-    "p0032-both-bounce": {"restore": "warmups on holders"},
-    "p0038-both-zone_outage": {"restore": "warmups on holders"},
+    "p0038-both-zone_outage": {"restore": "zone rule"},
     "p0050-both-thread_change": {"restore": "zone rule"},
     "p0054-zones-scale_out": {"restore": "zone rule"},
     "p0062-both-scale_out": {"restore": "zone rule"},
     "p0075-zones-scale_out": {"restore": "zone rule"},
     "p0086-both-thread_change": {"restore": "zone rule"},
     "p0090-zones-bounce": {"restore": "zone rule"},
-    "p0094-threads-bounce": {"restore": "warmups on holders"},
     "p0098-both-scale_out": {"restore": "zone rule"},
     "p0105-zones-zone_outage": {"restore": "zone rule"},
     "p0107-both-zone_outage": {"restore": "zone rule"},
@@ -248,7 +244,7 @@ def shared_totals(shared_scenarios: Path) -> dict[str, Any]:
             row["active_moves"] += metrics.active_moves
             row["moves"] += metrics.moves
         (kafka, kafka_metrics), (ours, ours_metrics) = results.values()
-        reasons = why_worse_than_ha(cluster, kafka, ours, kafka_metrics, ours_metrics, costs)
+        reasons = why_worse_than_ha(cluster, kafka, ours, kafka_metrics, ours_metrics)
         if reasons:
             totals["worse"][path.stem] = reasons
     return totals

@@ -481,23 +481,7 @@ def assign_warmup_replicas(
     """Warmup replicas for pending moves, at most ``max.warmup.replicas`` in all.
 
     Pending active moves first (a target client that already holds a standby of the task needs
-    none), the least to restore first (they finish soonest); then pending standby moves, first
-    those to a client that held the task before (its copy is kept rather than dropped now and
-    placed again later, a move then), each group the least to restore first.
-
-    Parameters
-    ----------
-    problem:
-        The indexed rebalance input.
-    moving, target:
-        The stateful tasks still moving, and per stateful task its target client.
-    standbys:
-        Per stateful task, its standby clients now (after :func:`settle_standby_moves`).
-    standby_moves:
-        The pending standby moves, ``(task, target client)``.
-    budget:
-        Warmups to place at most (default ``max.warmup.replicas``; less the standby slots
-        already given to targets).
+    none), then pending standby moves, each the least to restore first (they finish soonest).
 
     Returns
     -------
@@ -508,7 +492,7 @@ def assign_warmup_replicas(
         budget = problem.cluster.configs.max_warmup_replicas
     wanted = [(t, target[t]) for t in moving if target[t] not in standbys[t]]
     wanted.sort(key=lambda m: (problem.restore_cost(m[1], m[0]), m[0]))
-    later = sorted(standby_moves, key=lambda m: (warmup_priority(problem, *m), m[1]))
+    later = sorted(standby_moves, key=lambda m: (problem.restore_cost(m[1], m[0]), m))
     warmups: list[tuple[int, int]] = []
     placed: set[tuple[int, int]] = set()
     for t, c in wanted + later:
