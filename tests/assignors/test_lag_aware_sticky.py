@@ -201,10 +201,8 @@ def test_convergence_within_kafka_limits_never_in_more_rebalances_than_ha() -> N
 #: state's numbers): HA breaks the zone rule, ours balances the stateful load (standbys) or the
 #: active load where HA stays outside Kafka's bound, or ours is better on the other metric.
 WORSE_THAN_HA = {
-    "s0002-crash": {"restore": "stateful balance"},
     "s0068-uneven": {"restore": "trade"},
     "s0074-crash": {"moved actives": "active balance"},
-    "s0082-crash": {"restore": "stateful balance"},
     "s0109-stateless_heavy": {"moved actives": "trade"},
     "p0008-both-zone_outage": {"restore": "zone rule"},
     "p0038-both-zone_outage": {"restore": "zone rule"},

@@ -18,10 +18,11 @@ state is instead:
 4. **Standbys** (:func:`assign_standby_tasks`): ``min(num.standby.replicas, clients - 1)`` per
    stateful task, on the clients with the least to restore (a pending move's target first, so its
    standby is the warmup it needs), spread over client tags when ``rack.aware.assignment.tags``
-   is set, within the stateful-load bounds when room allows.
+   is set, within the stateful-load bounds when room allows; without tags an exchange pass then
+   moves standbys to holders wherever that is no worse in records and in moved copies.
 5. **Warmups** (:func:`assign_warmup_replicas`): a pending move whose target holds no standby gets a
-   warmup replica while ``max.warmup.replicas`` lasts; any pending move asks for a probing
-   rebalance.
+   warmup replica while ``max.warmup.replicas`` lasts, a target that held the task first
+   (:func:`warmup_priority`); any pending move asks for a probing rebalance.
 6. **Stateless actives** (:func:`assign_stateless_tasks`): the per-client counts Kafka's
    least-loaded deal gives, filled with each client's previous stateless tasks first.
 
@@ -49,6 +50,7 @@ from streams_assign.assignors.lag_aware_sticky.standbys import (
     assign_standby_tasks,
     assign_warmup_replicas,
     settle_standby_moves,
+    warmup_priority,
 )
 from streams_assign.assignors.lag_aware_sticky.stateless import assign_stateless_tasks
 from streams_assign.model import Assignment, ClientAssignment, ClusterState, TaskId
@@ -64,6 +66,7 @@ __all__ = [
     "estimated_changelog_records",
     "settle_standby_moves",
     "spread_subtopologies",
+    "warmup_priority",
 ]
 
 
@@ -118,11 +121,12 @@ class LagAwareStickyTaskAssignor:
         problem = index_cluster(cluster)
         target = assign_target_stateful_actives(problem)
         active, moving = assign_immediate_stateful_actives(problem, target)
-        # The cheapest moves restore now, within max.warmup.replicas: as a standby slot the old
-        # owner gives up, or as a warmup replica.
+        # Within max.warmup.replicas, some moves restore now: as a standby slot the old owner
+        # gives up, or as a warmup replica. First the moves whose target held a copy of the
+        # task before (it keeps that copy instead of dropping it and taking it back later), then
+        # the cheapest.
         budget = cluster.configs.max_warmup_replicas
-        cheapest = sorted(moving, key=lambda t: (problem.restore_cost(target[t], t), t))
-        early = set(cheapest[:budget])
+        early = set(sorted(moving, key=lambda t: warmup_priority(problem, t, target[t]))[:budget])
         standbys = assign_standby_tasks(problem, active, target, early)
         standby_moves = settle_standby_moves(problem, active, standbys, target, early)
         swapped = sum(1 for t in early if target[t] in standbys[t])

@@ -12,7 +12,12 @@ from streams_assign.assignors.lag_aware_sticky.problem import (
     balanced_count_bounds,
 )
 
-__all__ = ["assign_standby_tasks", "assign_warmup_replicas", "settle_standby_moves"]
+__all__ = [
+    "assign_standby_tasks",
+    "assign_warmup_replicas",
+    "settle_standby_moves",
+    "warmup_priority",
+]
 
 
 def assign_standby_tasks(
@@ -80,6 +85,8 @@ def assign_standby_tasks(
             heap.touch(c)
         standbys[t] = chosen
     _even_out_standbys(problem, anchor, standbys, counts, bounds)
+    if not tag_keys:
+        _exchange_standbys(problem, anchor, standbys, counts, bounds)
     for t in early:
         chosen = standbys[t]
         if active[t] != target[t] and active[t] in chosen:
@@ -209,6 +216,90 @@ def _even_out_standbys(
     for donor in range(n_clients):
         if counts[donor] > upper[donor]:
             trade(donor, receivers, taking=False)
+
+
+def _exchange_standbys(
+    problem: IndexedCluster,
+    active: list[int],
+    standbys: list[list[int]],
+    counts: list[int],
+    bounds: tuple[list[int], list[int]],
+) -> None:
+    """Move standbys to places that restore fewer records or move fewer copies, within bounds.
+
+    The per-task greedy fills the clients that hold state in TaskId order, so a later task can
+    find its holders full although an earlier task could have gone elsewhere as cheaply. For
+    each standby not on a caught-up holder, a client with state of the task (or that held it)
+    takes it when that is no worse in records to restore and in moved copies and better in one
+    (a Pareto step): directly, while both clients stay within their stateful-load bounds, or
+    in exchange for one of its own standbys the first client can take (counts unchanged). These
+    are the length-one and length-two augmenting cycles of the transportation problem that
+    minimises (records to restore, moved standbys) within the bounds; on the shared states
+    they reach what an exact min-cost flow reaches (``docs/improved-assignor.md``).
+    Without client tags only: with tags an exchange would also have to keep both tasks' tag
+    spread.
+    """
+    lower, upper = bounds
+    held_by: list[set[int]] = [set() for _ in range(problem.num_clients)]
+    for t, chosen in enumerate(standbys):
+        for c in chosen:
+            held_by[c].add(t)
+
+    memo: dict[tuple[int, int], tuple[int, int]] = {}
+
+    def key(client: int, task: int) -> tuple[int, int]:
+        found = memo.get((client, task))
+        if found is None:
+            found = problem.restore_cost(client, task), int(_fresh(problem, client, task))
+            memo[client, task] = found
+        return found
+
+    caught, prev_standby, prev_active = problem.caught, problem.prev_standby, problem.prev_active
+    for t, chosen in enumerate(standbys):
+        for c in list(chosen):
+            if c in caught[t] and (c in prev_standby[t] or c in prev_active[t]):
+                continue  # a caught-up holder: nothing is better
+            here = key(c, t)
+            if here == (0, 0):
+                continue
+            places = set(problem.lags[t]) | prev_standby[t] | set(prev_active[t])
+            best: tuple[tuple[int, int], int, int] | None = None
+            for h in sorted(places):
+                if h == active[t] or h in chosen:
+                    continue
+                there = key(h, t)
+                gain = (there[0] - here[0], there[1] - here[1])
+                if gain[0] > 0 or gain[1] > 0 or gain == (0, 0):
+                    continue
+                if counts[h] < upper[h] and counts[c] > lower[c]:
+                    if best is None or gain < best[0]:
+                        best = (gain, h, -1)
+                    continue
+                for u in sorted(held_by[h]):
+                    away = memo.get((h, u)) or key(h, u)
+                    # Only a standby the first client held too can come back without a move.
+                    if (gain[1] == 0 and away[1] == 0 and _fresh(problem, c, u)) or (
+                        c == active[u] or c in standbys[u]
+                    ):
+                        continue
+                    back = memo.get((c, u)) or key(c, u)
+                    step = (gain[0] + back[0] - away[0], gain[1] + back[1] - away[1])
+                    pareto = step[0] <= 0 and step[1] <= 0 and step != (0, 0)
+                    if pareto and (best is None or step < best[0]):
+                        best = (step, h, u)
+            if best is None:
+                continue
+            _, h, u = best
+            chosen[chosen.index(c)] = h
+            held_by[c].discard(t)
+            held_by[h].add(t)
+            if u < 0:
+                counts[c] -= 1
+                counts[h] += 1
+            else:
+                standbys[u][standbys[u].index(h)] = c
+                held_by[h].discard(u)
+                held_by[c].add(u)
 
 
 def _fresh(problem: IndexedCluster, client: int, task: int) -> bool:
@@ -355,6 +446,28 @@ def settle_standby_moves(
             displaced.append(c)
         moves.extend((t, c) for c in displaced if c not in chosen)
     return moves
+
+
+def warmup_priority(problem: IndexedCluster, task: int, client: int) -> tuple[bool, int, int]:
+    """The order in which pending moves restore now, within ``max.warmup.replicas``.
+
+    A target client that held the task before (as active or standby) first: it keeps that
+    copy, which it would otherwise drop now and take again later (a move then); then the
+    fewest records to restore (the move finishes soonest), then the TaskId.
+
+    Parameters
+    ----------
+    problem:
+        The indexed rebalance input.
+    task, client:
+        A pending move's stateful task and its target client (indices).
+
+    Returns
+    -------
+    tuple[bool, int, int]
+        A sort key: (the client held no copy, records to restore, task).
+    """
+    return _fresh(problem, client, task), problem.restore_cost(client, task), task
 
 
 def assign_warmup_replicas(
