@@ -36,6 +36,7 @@ from lag.asof import (
     estimated_interval_bytes,
     files_max_partition_bytes,
     input_split_bytes,
+    moment_as_of_join,
     plan_size_bytes,
     shuffle_partitions_for,
 )
@@ -140,6 +141,12 @@ class LagJob:
         Whether the as-of join broadcasts its interval table.
     split_bytes:
         ``spark.sql.files.maxPartitionBytes`` the job chose (bytes of input per scan task).
+    moment_join:
+        Whether the as-of join is the equi-join on (task, end-offset moment)
+        (:func:`lag.asof.moment_as_of_join`).
+    fallback_tasks:
+        With ``moment_join``: tasks whose rows unmatched at their moment go through the interval
+        join (complete at fewer end-offset moments than exist).
 
     The decoded tables (:attr:`lags`, :attr:`restore`, :attr:`named`) are built on first use,
     after :attr:`process_keys`.
@@ -162,6 +169,8 @@ class LagJob:
     shuffle_partitions: int = 0
     broadcast_join: bool = False
     split_bytes: int = 0
+    moment_join: bool = False
+    fallback_tasks: int = 0
     _replica_memo: dict[int | None, tuple[list[tuple[int, int, int]], dict[int, str]]] = field(
         default_factory=dict, repr=False
     )
@@ -299,6 +308,7 @@ def compute_lags(
     end_source: str = "end-offsets",
     persist: bool = True,
     broadcast_end_offsets: bool | None = None,
+    moment_join: bool | None = None,
 ) -> LagJob:
     """Build the lag job over offset rows and end-offset rows.
 
@@ -333,12 +343,18 @@ def compute_lags(
         Broadcast the as-of join's interval table (True), shuffle both sides (False), or decide
         from its estimated bytes against :func:`lag.asof.broadcast_limit` (None: Spark's
         threshold or an eighth of the driver's heap, whichever is larger).
+    moment_join:
+        When the intervals are not broadcast: join on (task, end-offset moment) with the interval
+        join only for the rows that leave unmatched (:func:`lag.asof.moment_as_of_join`; None or
+        True: whenever its moments fit the broadcast limit), or always the interval join (False).
+        The tables are the same either way.
 
     Returns
     -------
     LagJob
-        Lazy DataFrames. Two small Spark actions have run: the partition counts of the end
-        offsets and the distinct process ids of the offset rows.
+        Lazy DataFrames. One small Spark action has run (the end offsets' partition counts,
+        rows and time span per topic), and with the moment join two more over the complete
+        end-offset sums (the moments' count and span, the complete moments per task).
 
     Raises
     ------
@@ -405,9 +421,17 @@ def compute_lags(
     if persist:
         end_sums = end_sums.persist(StorageLevel.MEMORY_AND_DISK)
     sums = snapshot_sums(good_offsets)
-    snapshots = as_of_join(
-        sums, end_sums.filter(F.col("complete")), end_stats, layout, broadcast_end_offsets
-    )
+    complete_ends = end_sums.filter(F.col("complete"))
+    by_moment = None
+    if not broadcast_end_offsets and moment_join is not False:
+        by_moment = moment_as_of_join(
+            sums, complete_ends, end_stats, layout, broadcast_limit(spark)
+        )
+    if by_moment is not None:
+        snapshots, fallback_tasks = by_moment
+    else:
+        fallback_tasks = 0
+        snapshots = as_of_join(sums, complete_ends, end_stats, layout, broadcast_end_offsets)
     if persist:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
 
@@ -431,4 +455,6 @@ def compute_lags(
         shuffle_partitions=partitions,
         broadcast_join=broadcast_end_offsets,
         split_bytes=split,
+        moment_join=by_moment is not None,
+        fallback_tasks=fallback_tasks,
     )
