@@ -46,7 +46,7 @@ from lag.keys import LONG_MIN, decode, member_process_keys, scan_process_keys
 from lag.layout import TaskLayout, configs_json, plan_tasks, previous_active_tasks
 from lag.members import Membership
 from lag.readers import errors_dataframe
-from lag.restore import RESTORE_TABLE_COLUMNS, restore_table
+from lag.restore import RESTORE_TABLE_COLUMNS, restore_from_lags, restore_table
 from lag.sums import (
     check_end_rows,
     check_offset_rows,
@@ -134,7 +134,10 @@ class LagJob:
     rate_window:
         Snapshots spanned by the restore table's rates.
     persist:
-        Whether ``snapshots`` and ``end_sums`` are cached.
+        Whether ``end_sums`` are cached, and ``snapshots`` too when ``cache_snapshots``.
+    cache_snapshots:
+        Whether ``snapshots`` is cached (with ``persist``); without it the restore table is read
+        back from the written lag table (:meth:`restore_from`).
     shuffle_partitions:
         ``spark.sql.shuffle.partitions`` the job chose from the input volume.
     broadcast_join:
@@ -171,6 +174,7 @@ class LagJob:
     split_bytes: int = 0
     moment_join: bool = False
     fallback_tasks: int = 0
+    cache_snapshots: bool = True
     _replica_memo: dict[int | None, tuple[list[tuple[int, int, int]], dict[int, str]]] = field(
         default_factory=dict, repr=False
     )
@@ -191,7 +195,7 @@ class LagJob:
         """
 
         keys: dict[int, str] | None = None
-        if self.persist:
+        if self.persist and self.cache_snapshots:
             members = member_process_keys(self.spark, self.membership)
             seen = {r["pkey"] for r in self.snapshots.select("pkey").distinct().collect()}
             if seen <= members.keys():
@@ -236,6 +240,26 @@ class LagJob:
             self.configs.acceptable_recovery_lag,
             self.rate_window,
         )
+
+    def restore_from(self, lags_path: str) -> DataFrame:
+        """The restore table read back from the lag table written at ``lags_path`` (Parquet).
+
+        The same table as :attr:`restore` (:func:`lag.restore.restore_from_lags`), without the
+        per-snapshot rows: the job built without ``cache_snapshots`` writes the lag table
+        straight from the as-of join and reads only the columns the restore table needs.
+
+        Parameters
+        ----------
+        lags_path:
+            Where :attr:`lags` was written as Parquet (a file or a folder of part files).
+
+        Returns
+        -------
+        pyspark.sql.DataFrame
+            :data:`RESTORE_TABLE_COLUMNS`, one row per process and task.
+        """
+        lags = self.spark.read.parquet(lags_path)
+        return restore_from_lags(lags, self.configs.acceptable_recovery_lag, self.rate_window)
 
     def errors(self) -> DataFrame:
         """The whole errors table.
@@ -309,6 +333,7 @@ def compute_lags(
     persist: bool = True,
     broadcast_end_offsets: bool | None = None,
     moment_join: bool | None = None,
+    cache_snapshots: bool = True,
 ) -> LagJob:
     """Build the lag job over offset rows and end-offset rows.
 
@@ -348,6 +373,11 @@ def compute_lags(
         join only for the rows that leave unmatched (:func:`lag.asof.moment_as_of_join`; None or
         True: whenever its moments fit the broadcast limit), or always the interval join (False).
         The tables are the same either way.
+    cache_snapshots:
+        With ``persist``, also cache the per-snapshot rows for the restore table (True). False
+        when the restore table is to be read back from the written lag table
+        (:meth:`LagJob.restore_from`): the lag table is then written straight from the join,
+        and the 50 M per-snapshot rows of a 100 M-row history are never encoded into a cache.
 
     Returns
     -------
@@ -432,7 +462,7 @@ def compute_lags(
     else:
         fallback_tasks = 0
         snapshots = as_of_join(sums, complete_ends, end_stats, layout, broadcast_end_offsets)
-    if persist:
+    if persist and cache_snapshots:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
 
     return LagJob(
@@ -457,4 +487,5 @@ def compute_lags(
         split_bytes=split,
         moment_join=by_moment is not None,
         fallback_tasks=fallback_tasks,
+        cache_snapshots=cache_snapshots,
     )
