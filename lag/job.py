@@ -17,8 +17,9 @@ The stages live in their own modules, in the order they run:
 - :mod:`lag.state`: the cluster state from per-(process, task) aggregates.
 
 This module ties them together (:func:`compute_lags`) and holds the result (:class:`LagJob`).
-The per-snapshot result is cached once; the lag table and the restore table read it, the
-cluster state does not wait for it.
+The per-snapshot result is cached once for the lag table and the restore table, unless the
+restore table is read back from the written lag table (``cache_snapshots=False``,
+:meth:`LagJob.restore_from`); the cluster state does not wait for it.
 """
 
 from __future__ import annotations
