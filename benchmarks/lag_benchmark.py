@@ -98,6 +98,8 @@ def run_spark(
         end_offsets=[str(folder / "end-offsets.parquet")],
         offsets=[str(folder / "offsets.parquet")],
         output=str(out / "cluster.json"),
+        lags_table=f"{out}/spark-lags.parquet/",
+        restore_table=f"{out}/spark-restore.parquet/",
         configs={"acceptable_recovery_lag": ACCEPTABLE},
         persist=persist,
     )
@@ -106,9 +108,12 @@ def run_spark(
     started = time.perf_counter()
     topology, membership = prepare(request)
     job = build_job(request, spark, topology, membership)
-    write_table(job.lags, f"{out}/spark-lags.parquet/", plain_columns=LAG_PLAIN_COLUMNS)
+    assert request.lags_table and request.restore_table
+    write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
     lag_done = time.perf_counter()
-    write_table(job.restore, f"{out}/spark-restore.parquet/")
+    # Read back from the lag table when the job did not cache its per-snapshot rows.
+    restore = job.restore if job.cache_snapshots else job.restore_from(request.lags_table)
+    write_table(restore, request.restore_table)
     restore_done = time.perf_counter()
     cpu = process_cpu_seconds(jvm) + own_cpu_seconds() - cpu0
     job.unpersist()

@@ -225,6 +225,7 @@ def as_of_join(
     end_stats: list[Any],
     layout: TaskLayout,
     broadcast: bool,
+    only: str | None = None,
 ) -> DataFrame:
     """Add to each snapshot the latest complete end offsets of its task at or before its time.
 
@@ -245,6 +246,9 @@ def as_of_join(
     :func:`estimated_interval_bytes` against Spark's threshold); otherwise Spark plans the join
     (a shuffle of both sides on the key), so no table that grows with end-offset moments is
     ever built in the driver.
+
+    ``only`` names a boolean column of ``snapshots``: rows where it is not true look nothing up
+    (their key is null) and get nulls; :func:`moment_as_of_join` uses it for its fallback rows.
 
     Returns
     -------
@@ -285,6 +289,8 @@ def as_of_join(
         "*", F.explode(F.sequence(bucket(F.col("end_offset_time")), bucket(last_ms))).alias("b")
     )
     o = snapshots.withColumn("b", bucket(F.col("time_key")))
+    if only is not None:
+        o = o.withColumn("b", F.when(F.col(only), F.col("b")))
     if folded:
         intervals = intervals.select(
             join_key(F.col("task_key"), F.col("b")).alias("k"),
@@ -308,4 +314,136 @@ def as_of_join(
         *(F.col(f"o.{name}") for name in snapshots.columns),
         F.col("e.end_offset_sum"),
         F.col("e.end_offset_time"),
+    )
+
+
+def moment_as_of_join(
+    snapshots: DataFrame,
+    complete_ends: DataFrame,
+    end_stats: list[Any],
+    layout: TaskLayout,
+    limit: int,
+) -> tuple[DataFrame, int] | None:
+    """The as-of join as an equi-join on (task, end-offset moment), when end offsets are taken at
+    global moments (one get-offsets run captures every changelog partition).
+
+    Each snapshot time is mapped to the latest moment at or before it (a moment: a time at which
+    some task has complete end offsets), through a broadcast join with the moments' intervals
+    ``[moment, next moment)`` listed under time buckets, as in :func:`as_of_join` but with one
+    interval per moment instead of one per (task, moment). Then the snapshot's task is looked up
+    at that moment among the complete end-offset sums, an equi-join on (``task_key``, moment)
+    with no interval table. When the task has complete end offsets at that moment, they are the
+    latest complete ones at or before the snapshot: any later one would be a later moment.
+
+    Rows whose task lacks complete end offsets at their moment may still match an earlier moment.
+    Only tasks complete at fewer moments than exist can have such rows; for them alone (the
+    "fallback tasks", counted from per-task aggregates, at most one row per task in the driver)
+    :func:`as_of_join` runs on the rows left unmatched, with the intervals of those tasks' complete
+    end offsets only. The result is the interval join's, row for row.
+
+    Parameters
+    ----------
+    snapshots:
+        Offset sums per (``time_key``, ``pkey``, ``task_key``).
+    complete_ends:
+        Complete end-offset sums per (``time_key``, ``task_key``) with ``offset_sum``
+        (``time_key`` ``Long.MIN_VALUE`` = end offsets without a time).
+    end_stats:
+        Per end-offset topic: ``topic``, ``n``, ``rows``, ``first``, ``last`` (for the fallback's
+        bucket sizing).
+    layout:
+        The task layout.
+    limit:
+        Most estimated bytes of the moments' interval table to broadcast
+        (:func:`broadcast_limit`); -1 = never.
+
+    Returns
+    -------
+    tuple of (pyspark.sql.DataFrame, int), or None
+        ``snapshots`` plus ``end_offset_sum`` and ``end_offset_time`` (null when none match),
+        and the number of fallback tasks; None when the moments' intervals would not fit
+        ``limit`` (the caller then uses :func:`as_of_join`). Runs two small Spark actions over
+        ``complete_ends`` (the moments' count and span; the complete moments per task).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from lag.keys import LONG_MIN
+
+    timed = F.when(F.col("time_key") != LONG_MIN, F.col("time_key"))
+    span = complete_ends.agg(
+        F.countDistinct("time_key").alias("moments"),
+        F.min(timed).alias("low"),
+        F.max(timed).alias("high"),
+    ).collect()[0]
+    moments = int(span["moments"])
+    if limit < 0 or int(1.5 * moments * INTERVAL_ROW_BYTES) > limit:
+        return None
+    per_task = complete_ends.groupBy("task_key").agg(F.count("*").alias("n")).collect()
+    fallback = sorted(int(r["task_key"]) for r in per_task if int(r["n"]) < moments)
+
+    low = span["low"] if span["low"] is not None else 0
+    high = span["high"] if span["high"] is not None else low
+    width = max(1, (high - low) // max(1, moments // 2) + 1)
+
+    def bucket(time: Column) -> Column:
+        clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
+        return F.floor((clamped - F.lit(low)) / F.lit(width)).cast("long")
+
+    # One partition: the moments are few (one per get-offsets run), the intervals need their order.
+    by_time = Window.orderBy("moment")
+    intervals = (
+        complete_ends.select(F.col("time_key").alias("moment"))
+        .distinct()
+        .select("moment", F.lead("moment").over(by_time).alias("until"))
+    )
+    last_ms = F.coalesce(F.col("until") - 1, F.lit(LONG_MAX))
+    intervals = intervals.select(
+        "moment",
+        "until",
+        F.explode(F.sequence(bucket(F.col("moment")), bucket(last_ms))).alias("b"),
+    )
+    o = snapshots.withColumn("b", bucket(F.col("time_key"))).alias("o")
+    m = F.broadcast(intervals).alias("m")
+    in_interval = (
+        (F.col("o.b") == F.col("m.b"))
+        & (F.col("o.time_key") >= F.col("m.moment"))
+        & (F.col("m.until").isNull() | (F.col("o.time_key") < F.col("m.until")))
+    )
+    timed_rows = o.join(m, in_interval, "left").select(
+        *(F.col(f"o.{name}") for name in snapshots.columns), F.col("m.moment")
+    )
+    e = complete_ends.select(
+        F.col("task_key").alias("e_task"),
+        F.col("time_key").alias("e_time"),
+        F.col("offset_sum").alias("e_sum"),
+    )
+    matched = timed_rows.join(
+        e,
+        (F.col("task_key") == F.col("e_task")) & (F.col("moment") == F.col("e_time")),
+        "left",
+    )
+    if not fallback:
+        return (
+            matched.select(
+                *snapshots.columns,
+                F.col("e_sum").alias("end_offset_sum"),
+                F.col("e_time").alias("end_offset_time"),
+            ),
+            0,
+        )
+    spark = snapshots.sparkSession
+    tasks = F.broadcast(spark.createDataFrame([(t,) for t in fallback], "task_key long"))
+    deficient = complete_ends.join(tasks, "task_key", "left_semi")
+    unmatched = matched.select(
+        *snapshots.columns, "e_sum", "e_time", F.col("e_time").isNull().alias("unmatched")
+    )
+    looked_up = as_of_join(unmatched, deficient, end_stats, layout, False, only="unmatched")
+    return (
+        looked_up.select(
+            *snapshots.columns,
+            F.coalesce("e_sum", "end_offset_sum").alias("end_offset_sum"),
+            F.coalesce("e_time", "end_offset_time").alias("end_offset_time"),
+        ),
+        len(fallback),
     )

@@ -17,8 +17,9 @@ The stages live in their own modules, in the order they run:
 - :mod:`lag.state`: the cluster state from per-(process, task) aggregates.
 
 This module ties them together (:func:`compute_lags`) and holds the result (:class:`LagJob`).
-The per-snapshot result is cached once; the lag table and the restore table read it, the
-cluster state does not wait for it.
+The per-snapshot result is cached once for the lag table and the restore table, unless the
+restore table is read back from the written lag table (``cache_snapshots=False``,
+:meth:`LagJob.restore_from`); the cluster state does not wait for it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from lag.asof import (
     estimated_interval_bytes,
     files_max_partition_bytes,
     input_split_bytes,
+    moment_as_of_join,
     plan_size_bytes,
     shuffle_partitions_for,
 )
@@ -45,7 +47,7 @@ from lag.keys import LONG_MIN, decode, member_process_keys, scan_process_keys
 from lag.layout import TaskLayout, configs_json, plan_tasks, previous_active_tasks
 from lag.members import Membership
 from lag.readers import errors_dataframe
-from lag.restore import RESTORE_TABLE_COLUMNS, restore_table
+from lag.restore import RESTORE_TABLE_COLUMNS, restore_from_lags, restore_table
 from lag.sums import (
     check_end_rows,
     check_offset_rows,
@@ -133,13 +135,22 @@ class LagJob:
     rate_window:
         Snapshots spanned by the restore table's rates.
     persist:
-        Whether ``snapshots`` and ``end_sums`` are cached.
+        Whether ``end_sums`` are cached, and ``snapshots`` too when ``cache_snapshots``.
+    cache_snapshots:
+        Whether ``snapshots`` is cached (with ``persist``); without it the restore table is read
+        back from the written lag table (:meth:`restore_from`).
     shuffle_partitions:
         ``spark.sql.shuffle.partitions`` the job chose from the input volume.
     broadcast_join:
         Whether the as-of join broadcasts its interval table.
     split_bytes:
         ``spark.sql.files.maxPartitionBytes`` the job chose (bytes of input per scan task).
+    moment_join:
+        Whether the as-of join is the equi-join on (task, end-offset moment)
+        (:func:`lag.asof.moment_as_of_join`).
+    fallback_tasks:
+        With ``moment_join``: tasks whose rows unmatched at their moment go through the interval
+        join (complete at fewer end-offset moments than exist).
 
     The decoded tables (:attr:`lags`, :attr:`restore`, :attr:`named`) are built on first use,
     after :attr:`process_keys`.
@@ -162,6 +173,9 @@ class LagJob:
     shuffle_partitions: int = 0
     broadcast_join: bool = False
     split_bytes: int = 0
+    moment_join: bool = False
+    fallback_tasks: int = 0
+    cache_snapshots: bool = True
     _replica_memo: dict[int | None, tuple[list[tuple[int, int, int]], dict[int, str]]] = field(
         default_factory=dict, repr=False
     )
@@ -182,7 +196,7 @@ class LagJob:
         """
 
         keys: dict[int, str] | None = None
-        if self.persist:
+        if self.persist and self.cache_snapshots:
             members = member_process_keys(self.spark, self.membership)
             seen = {r["pkey"] for r in self.snapshots.select("pkey").distinct().collect()}
             if seen <= members.keys():
@@ -227,6 +241,26 @@ class LagJob:
             self.configs.acceptable_recovery_lag,
             self.rate_window,
         )
+
+    def restore_from(self, lags_path: str) -> DataFrame:
+        """The restore table read back from the lag table written at ``lags_path`` (Parquet).
+
+        The same table as :attr:`restore` (:func:`lag.restore.restore_from_lags`), without the
+        per-snapshot rows: the job built without ``cache_snapshots`` writes the lag table
+        straight from the as-of join and reads only the columns the restore table needs.
+
+        Parameters
+        ----------
+        lags_path:
+            Where :attr:`lags` was written as Parquet (a file or a folder of part files).
+
+        Returns
+        -------
+        pyspark.sql.DataFrame
+            :data:`RESTORE_TABLE_COLUMNS`, one row per process and task.
+        """
+        lags = self.spark.read.parquet(lags_path)
+        return restore_from_lags(lags, self.configs.acceptable_recovery_lag, self.rate_window)
 
     def errors(self) -> DataFrame:
         """The whole errors table.
@@ -299,6 +333,8 @@ def compute_lags(
     end_source: str = "end-offsets",
     persist: bool = True,
     broadcast_end_offsets: bool | None = None,
+    moment_join: bool | None = None,
+    cache_snapshots: bool = True,
 ) -> LagJob:
     """Build the lag job over offset rows and end-offset rows.
 
@@ -333,12 +369,23 @@ def compute_lags(
         Broadcast the as-of join's interval table (True), shuffle both sides (False), or decide
         from its estimated bytes against :func:`lag.asof.broadcast_limit` (None: Spark's
         threshold or an eighth of the driver's heap, whichever is larger).
+    moment_join:
+        When the intervals are not broadcast: join on (task, end-offset moment) with the interval
+        join only for the rows that leave unmatched (:func:`lag.asof.moment_as_of_join`; None or
+        True: whenever its moments fit the broadcast limit), or always the interval join (False).
+        The tables are the same either way.
+    cache_snapshots:
+        With ``persist``, also cache the per-snapshot rows for the restore table (True). False
+        when the restore table is to be read back from the written lag table
+        (:meth:`LagJob.restore_from`): the lag table is then written straight from the join,
+        and the 50 M per-snapshot rows of a 100 M-row history are never encoded into a cache.
 
     Returns
     -------
     LagJob
-        Lazy DataFrames. Two small Spark actions have run: the partition counts of the end
-        offsets and the distinct process ids of the offset rows.
+        Lazy DataFrames. One small Spark action has run (the end offsets' partition counts,
+        rows and time span per topic), and with the moment join two more over the complete
+        end-offset sums (the moments' count and span, the complete moments per task).
 
     Raises
     ------
@@ -405,10 +452,18 @@ def compute_lags(
     if persist:
         end_sums = end_sums.persist(StorageLevel.MEMORY_AND_DISK)
     sums = snapshot_sums(good_offsets)
-    snapshots = as_of_join(
-        sums, end_sums.filter(F.col("complete")), end_stats, layout, broadcast_end_offsets
-    )
-    if persist:
+    complete_ends = end_sums.filter(F.col("complete"))
+    by_moment = None
+    if not broadcast_end_offsets and moment_join is not False:
+        by_moment = moment_as_of_join(
+            sums, complete_ends, end_stats, layout, broadcast_limit(spark)
+        )
+    if by_moment is not None:
+        snapshots, fallback_tasks = by_moment
+    else:
+        fallback_tasks = 0
+        snapshots = as_of_join(sums, complete_ends, end_stats, layout, broadcast_end_offsets)
+    if persist and cache_snapshots:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
 
     return LagJob(
@@ -431,4 +486,7 @@ def compute_lags(
         shuffle_partitions=partitions,
         broadcast_join=broadcast_end_offsets,
         split_bytes=split,
+        moment_join=by_moment is not None,
+        fallback_tasks=fallback_tasks,
+        cache_snapshots=cache_snapshots,
     )

@@ -386,6 +386,32 @@ def build_job(
         errors=errors,
         end_source=" ".join(request.end_offsets),
         persist=request.persist,
+        cache_snapshots=not restore_reads_lags(request),
+    )
+
+
+def restore_reads_lags(request: ComputeRequest) -> bool:
+    """Whether the restore table is read back from the lag table (both asked, lag table Parquet).
+
+    Then the job does not cache its per-snapshot rows (:func:`lag.job.compute_lags`'s
+    ``cache_snapshots``): the lag table is written straight from the as-of join, and the restore
+    table reads the few columns it needs from that Parquet output; the tables are the same.
+
+    Parameters
+    ----------
+    request:
+        The compute request.
+
+    Returns
+    -------
+    bool
+    """
+    from lag.output import table_format
+
+    return bool(
+        request.lags_table
+        and request.restore_table
+        and table_format(request.lags_table) == "parquet"
     )
 
 
@@ -459,7 +485,12 @@ def run_compute(
                 write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
         if request.restore_table:
             with stages.stage(f"writing restore table {request.restore_table}"):
-                write_table(job.restore, request.restore_table)
+                restore = (
+                    job.restore_from(request.lags_table)
+                    if request.lags_table and not job.cache_snapshots
+                    else job.restore
+                )
+                write_table(restore, request.restore_table)
         if request.errors_table:
             with stages.stage(f"writing errors table {request.errors_table}"):
                 write_table(job.errors(), request.errors_table, single_file=True)

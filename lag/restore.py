@@ -47,6 +47,23 @@ def restore_table(
     ``Long.MAX_VALUE``), ``ceil((records_behind - acceptable) / catch_up_rate)`` seconds in ms
     when it is catching up, and null when it is not. Snapshots with an unknown offset sum or
     end offset sum are left out.
+
+    Parameters
+    ----------
+    snapshots:
+        Per-snapshot rows keyed by ``pkey`` and ``task_key`` with ``time_key``, ``offset_sum``
+        and ``end_offset_sum`` (:attr:`lag.job.LagJob.snapshots`).
+    process_keys:
+        ``pkey`` -> ``process_id``.
+    acceptable_recovery_lag:
+        ``acceptable.recovery.lag`` (records).
+    rate_window:
+        Snapshots spanned by the rates (>= 2).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        :data:`RESTORE_TABLE_COLUMNS`, one row per (process, task).
     """
     from pyspark.sql import functions as F
 
@@ -59,8 +76,54 @@ def restore_table(
         "end_offset_sum",
         kafka_lag(offset_sum, end_sum).alias("lag"),
         records_behind(offset_sum, end_sum).alias("behind"),
-    ).filter(F.col("behind").isNotNull())
-    keys = ["pkey", "task_key"]
+    )
+    latest = _latest_and_rates(rows, ["pkey", "task_key"], rate_window)
+    return _restore_columns(decode(latest, process_keys), acceptable_recovery_lag)
+
+
+def restore_from_lags(lags: DataFrame, acceptable_recovery_lag: int, rate_window: int) -> DataFrame:
+    """The restore table computed from a lag table already written (read back, column-pruned).
+
+    The same table as :func:`restore_table`, from the lag table's own columns (``lag`` and
+    ``records_behind`` as written, a null ``snapshot_time`` standing for ``Long.MAX_VALUE``),
+    grouped by (``process_id``, ``subtopology``, ``partition``); so the per-snapshot rows need
+    not be cached between the two tables.
+
+    Parameters
+    ----------
+    lags:
+        A lag table (:data:`lag.job.LAG_TABLE_COLUMNS`), e.g. read from its Parquet output.
+    acceptable_recovery_lag:
+        ``acceptable.recovery.lag`` (records).
+    rate_window:
+        Snapshots spanned by the rates (>= 2).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        :data:`RESTORE_TABLE_COLUMNS`, one row per (process, task).
+    """
+    from pyspark.sql import functions as F
+
+    rows = lags.select(
+        "process_id",
+        F.col("subtopology").alias("sub"),
+        F.col("partition").alias("part"),
+        F.coalesce(F.col("snapshot_time"), F.lit(LONG_MAX)).alias("time_key"),
+        "offset_sum",
+        "end_offset_sum",
+        "lag",
+        F.col("records_behind").alias("behind"),
+    )
+    latest = _latest_and_rates(rows, ["process_id", "sub", "part"], rate_window)
+    return _restore_columns(latest, acceptable_recovery_lag)
+
+
+def _latest_and_rates(rows: DataFrame, keys: list[str], rate_window: int) -> DataFrame:
+    """Per ``keys``: count, first and latest snapshot, and the point ``rate_window - 1`` back."""
+    from pyspark.sql import functions as F
+
+    rows = rows.filter(F.col("behind").isNotNull())
     latest = rows.groupBy(*keys).agg(
         F.count("*").alias("snapshots"),
         F.min("time_key").alias("first_time"),
@@ -87,7 +150,7 @@ def restore_table(
                 F.max_by("offset_sum", "time_key").alias("prev_offset_sum"),
             )
         )
-    latest = latest.join(point, keys, "left").select(
+    return latest.join(point, keys, "left").select(
         *keys,
         "snapshots",
         "first_time",
@@ -100,6 +163,13 @@ def restore_table(
         F.coalesce("prev_behind", "first_behind").alias("prev_behind"),
         F.coalesce("prev_offset_sum", "first_offset_sum").alias("prev_offset_sum"),
     )
+
+
+def _restore_columns(latest: DataFrame, acceptable_recovery_lag: int) -> DataFrame:
+    """The restore table's columns from :func:`_latest_and_rates` with ``process_id``, ``sub``
+    and ``part``."""
+    from pyspark.sql import functions as F
+
     timed = (F.col("time_key") != LONG_MAX) & (F.col("prev_time") != LONG_MAX)
     elapsed_ms = F.when(
         timed & (F.col("time_key") > F.col("prev_time")), F.col("time_key") - F.col("prev_time")
@@ -120,7 +190,7 @@ def restore_table(
         .cast("long")
     )
     snapshot_time = F.when(F.col("time_key") != LONG_MAX, F.col("time_key"))
-    return decode(latest, process_keys).select(
+    return latest.select(
         "process_id",
         F.concat_ws("_", F.col("sub").cast("string"), F.col("part").cast("string")).alias(
             "task_id"

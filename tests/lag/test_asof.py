@@ -7,16 +7,20 @@ table must equal, row for row, what the rules in docs/lag.md give when applied b
 sums per (snapshot, process, task), complete end-offset sums per (moment, task), each snapshot
 matched to the latest complete end offsets at or before it, Kafka's lag rule; and the cluster
 state must pair each process's latest snapshot before the latest end-offset moment with the
-latest complete end offsets. Both join plans are drawn: broadcast and shuffled.
+latest complete end offsets. Every join plan is drawn: the broadcast interval join, the shuffled
+interval join, and the equi-join on (task, end-offset moment) with its interval-join fallback
+for tasks complete at fewer moments than exist (a fixed example makes sure that fallback runs).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lag.job import LONG_MIN, compute_lags
@@ -54,6 +58,30 @@ offset_histories = st.dictionaries(
     min_size=1,
     max_size=40,
 )
+
+#: End offsets at moments (no time), 100 and 300: task 0_0 is complete at all three, 0_1 at 100
+#: only, 1_0 at 100 only (s3's partition is missing at 300), 1_1 only without a time. With the
+#: moment join, the snapshots at 400 of 0_1 and 1_0 must fall back to the interval join.
+FALLBACK_ENDS = {
+    (None, f"{APP}-s1-changelog", 0): 1,
+    (100, f"{APP}-s1-changelog", 0): 10,
+    (100, f"{APP}-s1-changelog", 1): 11,
+    (300, f"{APP}-s1-changelog", 0): 30,
+    (100, f"{APP}-s2-changelog", 0): 5,
+    (100, f"{APP}-s3-changelog", 0): 6,
+    (300, f"{APP}-s2-changelog", 0): 7,
+    (None, f"{APP}-s2-changelog", 1): 8,
+    (None, f"{APP}-s3-changelog", 1): 9,
+}
+FALLBACK_OFFSETS = {
+    (400, P1, f"{APP}-s1-changelog", 0): 20,
+    (400, P1, f"{APP}-s1-changelog", 1): 3,
+    (400, P2, f"{APP}-s2-changelog", 0): 4,
+    (400, P2, f"{APP}-s3-changelog", 0): 1,
+    (150, P2, f"{APP}-s2-changelog", 1): 2,
+    (50, P3, f"{APP}-s1-changelog", 0): 1,
+    (None, P3, f"{APP}-s3-changelog", 1): 5,
+}
 
 
 def reference(
@@ -138,12 +166,18 @@ def reference(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(ends=end_histories, offsets=offset_histories, broadcast=st.booleans())
+@given(
+    ends=end_histories,
+    offsets=offset_histories,
+    plan=st.sampled_from(["broadcast", "intervals", "moments"]),
+)
+@example(ends=FALLBACK_ENDS, offsets=FALLBACK_OFFSETS, plan="moments")
 def test_lags_and_cluster_state_equal_the_plain_python_reference(
     spark: Any,
+    tmp_path: Path,
     ends: dict[tuple[Any, str, int], int],
     offsets: dict[tuple[Any, str, str, int], int],
-    broadcast: bool,
+    plan: str,
 ) -> None:
     end_frame = spark.createDataFrame(
         [
@@ -166,7 +200,8 @@ def test_lags_and_cluster_state_equal_the_plain_python_reference(
         membership=parse_members(MEMBERS, APP),
         offsets=offset_frame,
         end_offsets=end_frame,
-        broadcast_end_offsets=broadcast,
+        broadcast_end_offsets=plan == "broadcast",
+        moment_join=plan == "moments",
     )
     try:
         document = job.cluster_state()
@@ -183,10 +218,23 @@ def test_lags_and_cluster_state_equal_the_plain_python_reference(
             )
             for r in job.lags.collect()
         }
+        # The restore table read back from the written lag table (the job's path when it does
+        # not cache its per-snapshot rows) equals the one computed from the cached rows.
+        written = tmp_path / f"lags-{uuid.uuid4().hex[:8]}.parquet"
+        job.lags.write.parquet(str(written))
+        cached = sorted(tuple(r) for r in job.restore.collect())
+        read_back = sorted(tuple(r) for r in job.restore_from(str(written)).collect())
     finally:
         job.unpersist()
     rows, lags = reference(ends, offsets)
     assert got == rows
-    assert job.broadcast_join is broadcast
+    assert read_back == cached
+    # One restore row per (process, task) with a known records_behind: an end offset sum
+    # matched (the drawn offset sums are never negative).
+    assert len(cached) == len({(r[1], r[2]) for r in rows if r[6] is not None})
+    assert job.broadcast_join is (plan == "broadcast")
+    assert job.moment_join is (plan == "moments")
+    if plan == "moments" and ends == FALLBACK_ENDS:
+        assert job.fallback_tasks == 3  # 0_1, 1_0 and 1_1 (0_0 is complete at every moment)
     assert [c["id"] for c in document["clients"]] == sorted(ACTIVE, key=process_id_sort_key)
     assert {c["id"]: c["task_lags"] for c in document["clients"]} == lags
