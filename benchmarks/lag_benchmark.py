@@ -83,9 +83,17 @@ def own_cpu_seconds() -> float:
 
 
 def run_spark(
-    inputs: dict[str, Any], spark: Any, out: Path, persist: bool = True
+    inputs: dict[str, Any],
+    spark: Any,
+    out: Path,
+    persist: bool = True,
+    restore_from_lags: bool = False,
 ) -> dict[str, float]:
-    """The Spark job: lag table, then restore table. Returns seconds per step."""
+    """The Spark job: lag table, then restore table. Returns seconds per step.
+
+    ``restore_from_lags`` reads the restore table back from the written lag table instead of
+    caching the per-snapshot rows (``streams-lag compute --restore-from-lag-table``).
+    """
     from lag.job import LAG_PLAIN_COLUMNS
     from lag.output import write_table
     from lag.pipeline import ComputeRequest, build_job, prepare
@@ -102,6 +110,7 @@ def run_spark(
         restore_table=f"{out}/spark-restore.parquet/",
         configs={"acceptable_recovery_lag": ACCEPTABLE},
         persist=persist,
+        restore_from_lags=restore_from_lags,
     )
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     cpu0 = process_cpu_seconds(jvm) + own_cpu_seconds()

@@ -146,7 +146,9 @@ def run_cell(
                 reset_peak(spark)
                 # A floor of 2 x cores; the job raises it by input volume.
                 spark.conf.set("spark.sql.shuffle.partitions", "4")
-                t = lag_benchmark.run_spark(inputs, spark, out)
+                t = lag_benchmark.run_spark(
+                    inputs, spark, out, restore_from_lags=args.restore_from_lag_table
+                )
                 t["peak_heap_mb"] = round(peak_heap_mb(spark))
                 t["peak_old_gen_mb"] = round(peak_old_gen_mb(spark))
             else:
@@ -212,6 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default="spark,duckdb")
     parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--restore-from-lag-table",
+        action="store_true",
+        help="Spark reads the restore table back from the lag table (no per-snapshot cache)",
+    )
     parser.add_argument(
         "--drop-inputs", action="store_true", help="delete each generated history after its cell"
     )

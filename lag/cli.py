@@ -126,6 +126,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=2,
         help="snapshots spanned by the catch-up rate (default 2)",
     )
+    compute.add_argument(
+        "--restore-from-lag-table",
+        action="store_true",
+        help=(
+            "with a Parquet --lags-table and a --restore-table: read the restore table back from "
+            "the written lag table instead of caching the per-snapshot rows (less CPU up to "
+            "30 M rows, measured slower at 100 M, docs/lag.md)"
+        ),
+    )
     compute.add_argument("--acceptable-recovery-lag", type=_bounded(0), default=10_000)
     compute.add_argument("--max-warmup-replicas", type=_bounded(1, 2**31 - 1), default=2)
     compute.add_argument("--num-standby-replicas", type=_bounded(0, 2**31 - 1), default=0)
@@ -288,6 +297,7 @@ def _compute(args: argparse.Namespace) -> int:
         master=args.master,
         driver_memory=args.driver_memory,
         rate_window=args.rate_window,
+        restore_from_lags=args.restore_from_lag_table,
         configs={
             "acceptable_recovery_lag": args.acceptable_recovery_lag,
             "max_warmup_replicas": args.max_warmup_replicas,
