@@ -171,6 +171,46 @@ def test_compute_writes_cluster_state_and_tables(
 
 
 @pytest.mark.spark
+def test_restore_from_lag_table_writes_the_same_tables(
+    fleet: Path, tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--restore-from-lag-table`` reads the restore table back from the Parquet lag table."""
+    from lag.job import LagJob
+
+    read_back: list[str] = []
+    real = LagJob.restore_from
+
+    def restore_from(self: LagJob, path: str) -> Any:
+        read_back.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(LagJob, "restore_from", restore_from)
+    dirs = sorted(str(p) for p in (fleet / "state").iterdir())
+    tables = {}
+    for flag in ([], ["--restore-from-lag-table"]):
+        out = tmp_path / ("read-back" if flag else "cached")
+        out.mkdir()
+        args = compute_args(
+            fleet,
+            out / "cluster.json",
+            "--state-dirs",
+            *dirs,
+            "--lags-table",
+            str(out / "lags.parquet"),
+            "--restore-table",
+            str(out / "restore.parquet"),
+            *flag,
+        )
+        assert main(args) == 0
+        tables[bool(flag)] = {
+            name: sorted(pq.read_table(out / f"{name}.parquet").to_pylist(), key=repr)
+            for name in ("lags", "restore")
+        }
+    assert read_back == [str(tmp_path / "read-back" / "lags.parquet")]
+    assert tables[True]["restore"] and tables[True] == tables[False]
+
+
+@pytest.mark.spark
 def test_failed_table_write_leaves_the_previous_table(tmp_path: Path, spark: Any) -> None:
     from pyspark.sql import functions as F
 
