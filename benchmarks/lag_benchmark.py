@@ -88,11 +88,13 @@ def run_spark(
     out: Path,
     persist: bool = True,
     restore_from_lags: bool = False,
+    moment_join: bool = False,
 ) -> dict[str, float]:
     """The Spark job: lag table, then restore table. Returns seconds per step.
 
     ``restore_from_lags`` reads the restore table back from the written lag table instead of
-    caching the per-snapshot rows (``streams-lag compute --restore-from-lag-table``).
+    caching the per-snapshot rows (``streams-lag compute --restore-from-lag-table``);
+    ``moment_join`` joins on (task, end-offset moment) (``--moment-join``).
     """
     from lag.job import LAG_PLAIN_COLUMNS
     from lag.output import write_table
@@ -111,6 +113,7 @@ def run_spark(
         configs={"acceptable_recovery_lag": ACCEPTABLE},
         persist=persist,
         restore_from_lags=restore_from_lags,
+        moment_join=moment_join,
     )
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     cpu0 = process_cpu_seconds(jvm) + own_cpu_seconds()

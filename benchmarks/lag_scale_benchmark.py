@@ -147,7 +147,11 @@ def run_cell(
                 # A floor of 2 x cores; the job raises it by input volume.
                 spark.conf.set("spark.sql.shuffle.partitions", "4")
                 t = lag_benchmark.run_spark(
-                    inputs, spark, out, restore_from_lags=args.restore_from_lag_table
+                    inputs,
+                    spark,
+                    out,
+                    restore_from_lags=args.restore_from_lag_table,
+                    moment_join=args.moment_join,
                 )
                 t["peak_heap_mb"] = round(peak_heap_mb(spark))
                 t["peak_old_gen_mb"] = round(peak_old_gen_mb(spark))
@@ -218,6 +222,11 @@ def main(argv: list[str] | None = None) -> int:
         "--restore-from-lag-table",
         action="store_true",
         help="Spark reads the restore table back from the lag table (no per-snapshot cache)",
+    )
+    parser.add_argument(
+        "--moment-join",
+        action="store_true",
+        help="Spark joins on (task, end-offset moment) when the intervals are not broadcast",
     )
     parser.add_argument(
         "--drop-inputs", action="store_true", help="delete each generated history after its cell"

@@ -135,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
             "30 M rows, measured slower at 100 M, docs/lag.md)"
         ),
     )
+    compute.add_argument(
+        "--moment-join",
+        action="store_true",
+        help=(
+            "as-of join on (task, end-offset moment) when the end offsets are too many to "
+            "broadcast (less CPU up to 30 M rows, more at 100 M on wide fleets, docs/lag.md)"
+        ),
+    )
     compute.add_argument("--acceptable-recovery-lag", type=_bounded(0), default=10_000)
     compute.add_argument("--max-warmup-replicas", type=_bounded(1, 2**31 - 1), default=2)
     compute.add_argument("--num-standby-replicas", type=_bounded(0, 2**31 - 1), default=0)
@@ -298,6 +306,7 @@ def _compute(args: argparse.Namespace) -> int:
         driver_memory=args.driver_memory,
         rate_window=args.rate_window,
         restore_from_lags=args.restore_from_lag_table,
+        moment_join=args.moment_join,
         configs={
             "acceptable_recovery_lag": args.acceptable_recovery_lag,
             "max_warmup_replicas": args.max_warmup_replicas,

@@ -54,6 +54,9 @@ class ComputeRequest:
         per-snapshot rows (:func:`restore_reads_lags`); off by default: measured, it saves CPU
         up to 30 M offset rows and costs more at 100 M on the few-snapshots shape
         (``docs/lag.md``, sixth pass).
+    moment_join:
+        Join on (task, end-offset moment) when the intervals are not broadcast
+        (:func:`lag.job.compute_lags`); off by default: measured slower at 100 M on wide fleets.
     """
 
     application_id: str
@@ -74,6 +77,7 @@ class ComputeRequest:
     configs: dict[str, int] = field(default_factory=dict)
     persist: bool = True
     restore_from_lags: bool = False
+    moment_join: bool = False
 
 
 @dataclass
@@ -393,6 +397,7 @@ def build_job(
         end_source=" ".join(request.end_offsets),
         persist=request.persist,
         cache_snapshots=not restore_reads_lags(request),
+        moment_join=request.moment_join,
     )
 
 
