@@ -9,6 +9,7 @@ estimated size fits Spark's own broadcast threshold (:func:`estimated_interval_b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lag.kafka import LONG_MAX
@@ -219,6 +220,25 @@ def shuffle_partitions_for(input_bytes: int, configured: int) -> int:
     return max(configured, min(wanted, MAX_SHUFFLE_PARTITIONS))
 
 
+def _time_buckets(low: int, high: int, width: int) -> Callable[[Column], Column]:
+    """The time bucket of a time column (ms): clamped into ``[low, high]``, ``width`` ms each."""
+    from pyspark.sql import functions as F
+
+    def bucket(time: Column) -> Column:
+        clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
+        return F.floor((clamped - F.lit(low)) / F.lit(width)).cast("long")
+
+    return bucket
+
+
+def _interval_buckets(start: Column, until: Column, bucket: Callable[[Column], Column]) -> Column:
+    """One row per time bucket that the interval ``[start, until)`` touches (null: open end)."""
+    from pyspark.sql import functions as F
+
+    last_ms = F.coalesce(until - 1, F.lit(LONG_MAX))
+    return F.explode(F.sequence(bucket(start), bucket(last_ms)))
+
+
 def as_of_join(
     snapshots: DataFrame,
     complete_ends: DataFrame,
@@ -267,10 +287,7 @@ def as_of_join(
     parts = max([1, *(layout.partitions.get(sub, 0) for sub in layout.stateful_subtopologies)])
     top_sub = max(layout.stateful_subtopologies, default=0)
     folded = (top_sub + 1) * parts * buckets < MAX_JOIN_KEY
-
-    def bucket(time: Column) -> Column:
-        clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
-        return F.floor((clamped - F.lit(low)) / F.lit(width)).cast("long")
+    bucket = _time_buckets(low, high, width)
 
     def join_key(task_key: Column, b: Column) -> Column:
         part = task_part(task_key).cast("long")
@@ -284,9 +301,8 @@ def as_of_join(
         F.col("offset_sum").alias("end_offset_sum"),
         F.lead("time_key").over(by_task).alias("until"),
     )
-    last_ms = F.coalesce(F.col("until") - 1, F.lit(LONG_MAX))
     intervals = intervals.select(
-        "*", F.explode(F.sequence(bucket(F.col("end_offset_time")), bucket(last_ms))).alias("b")
+        "*", _interval_buckets(F.col("end_offset_time"), F.col("until"), bucket).alias("b")
     )
     o = snapshots.withColumn("b", bucket(F.col("time_key")))
     if only is not None:
@@ -385,10 +401,7 @@ def moment_as_of_join(
     low = span["low"] if span["low"] is not None else 0
     high = span["high"] if span["high"] is not None else low
     width = max(1, (high - low) // max(1, moments // 2) + 1)
-
-    def bucket(time: Column) -> Column:
-        clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
-        return F.floor((clamped - F.lit(low)) / F.lit(width)).cast("long")
+    bucket = _time_buckets(low, high, width)
 
     # One partition: the moments are few (one per get-offsets run), the intervals need their order.
     by_time = Window.orderBy("moment")
@@ -397,11 +410,8 @@ def moment_as_of_join(
         .distinct()
         .select("moment", F.lead("moment").over(by_time).alias("until"))
     )
-    last_ms = F.coalesce(F.col("until") - 1, F.lit(LONG_MAX))
     intervals = intervals.select(
-        "moment",
-        "until",
-        F.explode(F.sequence(bucket(F.col("moment")), bucket(last_ms))).alias("b"),
+        "moment", "until", _interval_buckets(F.col("moment"), F.col("until"), bucket).alias("b")
     )
     o = snapshots.withColumn("b", bucket(F.col("time_key"))).alias("o")
     m = F.broadcast(intervals).alias("m")

@@ -276,13 +276,12 @@ def _exchange_standbys(
                         best = (gain, h, -1)
                     continue
                 for u in sorted(held_by[h]):
-                    away = memo.get((h, u)) or key(h, u)
-                    # Only a standby the first client held too can come back without a move.
-                    if (gain[1] == 0 and away[1] == 0 and _fresh(problem, c, u)) or (
-                        c == active[u] or c in standbys[u]
-                    ):
+                    if c == active[u] or c in standbys[u]:
                         continue
-                    back = memo.get((c, u)) or key(c, u)
+                    away, back = key(h, u), key(c, u)
+                    # Only a standby the first client held too can come back without a move.
+                    if gain[1] == 0 and away[1] == 0 and back[1]:
+                        continue
                     step = (gain[0] + back[0] - away[0], gain[1] + back[1] - away[1])
                     pareto = step[0] <= 0 and step[1] <= 0 and step != (0, 0)
                     if pareto and (best is None or step < best[0]):
