@@ -58,13 +58,11 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     has_alternative = [
         len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in range(n_tasks)
     ]
+    groups = subtopology_indices(problem.tasks)
     for c in range(n_clients):
         tasks = kept[c]
         if len(tasks) > upper[c]:
-            # Shed first what another caught-up client can take without restoring, then what
-            # costs the least to restore elsewhere.
-            tasks.sort(key=lambda t: (has_alternative[t], -problem.no_state_lag[t], t))
-            tasks = tasks[: upper[c]]
+            tasks = _keep_within(tasks, upper[c], groups, has_alternative, problem.no_state_lag)
         for t in tasks:
             target[t] = c
         counts[c] = len(tasks)
@@ -105,7 +103,7 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
 
     _raise_to_lower_bounds(problem, target, counts, lower)
     spread_subtopologies(
-        subtopology_indices(problem.tasks),
+        groups,
         target,
         counts,
         lower,
@@ -114,6 +112,31 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         lambda t: problem.lags[t].keys(),
     )
     return target
+
+
+def _keep_within(
+    tasks: list[int],
+    limit: int,
+    groups: Sequence[int],
+    has_alternative: Sequence[bool],
+    no_state_lag: Sequence[int],
+) -> list[int]:
+    """The ``limit`` tasks a client keeps of its caught-up previous actives when above its bound.
+
+    It sheds first the tasks another caught-up client can take without restoring, and of those
+    first one task of each subtopology it holds the most of, in turn (rank of the task within
+    its subtopology on this client, largest changelog first): the tasks
+    :func:`spread_subtopologies` would take from it, so that a later rebalance's spread does not
+    move a shed task back. Then the tasks cheapest to restore elsewhere (smallest changelog).
+    """
+    rank: dict[int, int] = {}
+    seen: dict[int, int] = {}
+    for t in sorted(tasks, key=lambda t: (-no_state_lag[t], t)):
+        if has_alternative[t]:
+            rank[t] = seen.get(groups[t], 0)
+            seen[groups[t]] = rank[t] + 1
+    ordered = sorted(tasks, key=lambda t: (has_alternative[t], rank.get(t, 0), -no_state_lag[t], t))
+    return ordered[:limit]
 
 
 def _raise_to_lower_bounds(
