@@ -201,13 +201,13 @@ def test_convergence_within_kafka_limits_never_in_more_rebalances_than_ha() -> N
 #: state's numbers): HA breaks the zone rule, ours balances the stateful load (standbys) or the
 #: active load where HA stays outside Kafka's bound, or ours is better on the other metric.
 WORSE_THAN_HA = {
-    "s0068-uneven": {"restore": "trade"},
     "s0074-crash": {"moved actives": "active balance"},
     "s0109-stateless_heavy": {"moved actives": "trade"},
     "p0008-both-zone_outage": {"restore": "zone rule"},
     "p0038-both-zone_outage": {"restore": "zone rule"},
     "p0050-both-thread_change": {"restore": "zone rule"},
     "p0054-zones-scale_out": {"restore": "zone rule"},
+    "p0062-both-scale_out": {"restore": "zone rule"},
     "p0075-zones-scale_out": {"restore": "zone rule"},
     "p0086-both-thread_change": {"restore": "zone rule"},
     "p0090-zones-bounce": {"restore": "zone rule"},

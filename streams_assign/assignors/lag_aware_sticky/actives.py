@@ -37,9 +37,10 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     Notes
     -----
     Order of preference for a task: its previous active client when caught up and within the
-    upper bound; a caught-up client with room (least loaded, then least lag); the client with room
-    that has the least to restore. Clients below their lower bound then take tasks from the most
-    loaded clients, those already moving first.
+    upper bound (a client above it sheds as :func:`_keep_within` says); a caught-up client with
+    room (least loaded, then least lag); the client with room that has the least to restore.
+    Clients below their lower bound then take tasks from the most loaded clients, those already
+    moving first; then :func:`spread_subtopologies`.
     """
     n_tasks = len(problem.tasks)
     n_clients = problem.num_clients
@@ -59,10 +60,19 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in range(n_tasks)
     ]
     groups = subtopology_indices(problem.tasks)
+    # A task whose other caught-up clients have room after the others keep theirs moves
+    # without restoring; otherwise shedding it is a pending move that waits for a warmup.
+    room = [max(0, upper[c] - len(kept[c])) for c in range(n_clients)]
+    has_room = [
+        problem.generic_caught_up[t] or any(room[h] > 0 for h in problem.caught[t])
+        for t in range(n_tasks)
+    ]
     for c in range(n_clients):
         tasks = kept[c]
         if len(tasks) > upper[c]:
-            tasks = _keep_within(tasks, upper[c], groups, has_alternative, problem.no_state_lag)
+            tasks = _keep_within(
+                tasks, upper[c], groups, has_room, has_alternative, problem.no_state_lag
+            )
         for t in tasks:
             target[t] = c
         counts[c] = len(tasks)
@@ -118,16 +128,44 @@ def _keep_within(
     tasks: list[int],
     limit: int,
     groups: Sequence[int],
+    has_room: Sequence[bool],
     has_alternative: Sequence[bool],
     no_state_lag: Sequence[int],
 ) -> list[int]:
     """The ``limit`` tasks a client keeps of its caught-up previous actives when above its bound.
 
-    It sheds first the tasks another caught-up client can take without restoring, and of those
-    first one task of each subtopology it holds the most of, in turn (rank of the task within
-    its subtopology on this client, largest changelog first): the tasks
-    :func:`spread_subtopologies` would take from it, so that a later rebalance's spread does not
-    move a shed task back. Then the tasks cheapest to restore elsewhere (smallest changelog).
+    Parameters
+    ----------
+    tasks:
+        The client's caught-up previous active tasks (stateful task indices), more than
+        ``limit``.
+    limit:
+        The client's upper count bound (:func:`balanced_count_bounds`).
+    groups:
+        Per task, its subtopology index.
+    has_room:
+        Per task, whether a caught-up client with room left (after every client keeps its
+        own, up to its bound) or a caught-up client without state can take it: shedding it
+        is a move now, without restoring.
+    has_alternative:
+        Per task, whether another client is caught up on it at all.
+    no_state_lag:
+        Per task, the records a client without state restores (its changelog).
+
+    Returns
+    -------
+    list[int]
+        The ``limit`` tasks kept.
+
+    Notes
+    -----
+    It sheds first the tasks another caught-up client has room for: a task whose caught-up
+    holders are all full becomes a pending move to a client that must restore, whose target
+    the next rebalance chooses again from other counts, so the client stays above its bound
+    and sheds again (the cycling of issue #15). Among equals, first one task of each
+    subtopology it holds the most of, in turn (rank within the subtopology on this client,
+    largest changelog kept first), the task :func:`spread_subtopologies` would take from it;
+    then the tasks cheapest to restore elsewhere (smallest changelog).
     """
     rank: dict[int, int] = {}
     seen: dict[int, int] = {}
@@ -135,7 +173,9 @@ def _keep_within(
         if has_alternative[t]:
             rank[t] = seen.get(groups[t], 0)
             seen[groups[t]] = rank[t] + 1
-    ordered = sorted(tasks, key=lambda t: (has_alternative[t], rank.get(t, 0), -no_state_lag[t], t))
+    ordered = sorted(
+        tasks, key=lambda t: (has_room[t], has_alternative[t], rank.get(t, 0), -no_state_lag[t], t)
+    )
     return ordered[:limit]
 
 
