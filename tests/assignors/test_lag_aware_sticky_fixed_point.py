@@ -166,8 +166,8 @@ def test_replay_of_the_long_states_ends_in_a_fixed_point(
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="open (issue #15): these states need 51-165 rounds; the actives move between "
-    "caught-up clients while the warmup backlog (max.warmup.replicas 1-3) drains",
+    reason="open (issue #15): 11 of these states need 52-162 rounds to drain the backlog of "
+    "pending standby moves (max.warmup.replicas 1-3 warmups per round; docs/improved-assignor.md)",
 )
 def test_replay_of_the_long_states_is_stable_within_50_rounds(
     long_replays: dict[str, tuple[int, bool, Any]],
