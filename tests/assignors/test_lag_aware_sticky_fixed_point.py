@@ -132,17 +132,36 @@ STANDBY_COUNTEREXAMPLE: dict[str, Any] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue #15): with standbys a stable output can place a warmup again when fed "
-    "back (STANDBY_COUNTEREXAMPLE, found by hypothesis)",
-)
-def test_stable_output_with_standbys_is_a_fixed_point_on_the_counterexample() -> None:
-    state = with_changelog_sizes(parse_cluster_state(STANDBY_COUNTEREXAMPLE))
+def _extra_rounds_to_fixed_point(state: ClusterState, limit: int) -> int:
+    """Rounds of "stable, every copy caught up, rebalance again" until the output is a fixed
+    point: 0 when the first stable output already is one; ``limit + 1`` when none is reached."""
     state, result, rounds = _stable(state, ALL, 100)
     assert not result.probing_rebalance_needed, f"still probing after {rounds} rounds"
-    fixed, changed = _is_fixed_point(state, result)
-    assert fixed, changed
+    for extra in range(limit + 1):
+        fixed, _ = _is_fixed_point(state, result)
+        if fixed:
+            return extra
+        state, result, rounds = _stable(next_cluster_state(state, result, ALL), ALL, 100)
+        assert not result.probing_rebalance_needed, f"still probing after {rounds} rounds"
+    return limit + 1
+
+
+def test_with_standbys_the_counterexample_is_a_fixed_point_one_round_later() -> None:
+    """With standbys the property above does not hold on every cluster (open, issue #15): on
+    this counterexample the first stable output is not a fixed point, the next one is."""
+    state = with_changelog_sizes(parse_cluster_state(STANDBY_COUNTEREXAMPLE))
+    assert _extra_rounds_to_fixed_point(state, 5) == 1
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cluster_documents(max_clients=12))
+def test_stable_output_with_standbys_is_a_fixed_point_within_one_more_round(
+    document: dict[str, Any],
+) -> None:
+    """With standbys: a fixed point at most one stable round later (3,000 random clusters
+    measured at merge: all at once; the counterexample above needs the one round)."""
+    state = with_changelog_sizes(parse_cluster_state(document))
+    assert _extra_rounds_to_fixed_point(state, 5) <= 1
 
 
 def _all_holders_caught_up(cluster: ClusterState) -> ClusterState:
@@ -210,13 +229,18 @@ def test_replay_of_the_long_states_ends_in_a_fixed_point(
     assert {name: v for name, v in long_replays.items() if not v[1]} == {}
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue #15): 11 of these states need 52-162 rounds to drain the backlog of "
-    "pending standby moves (max.warmup.replicas 1-3 warmups per round; docs/improved-assignor.md)",
+#: The states of :data:`STILL_PROBING_AT_50` whose replay still needs more than 50 rounds after
+#: the cycling fix: not a cycle but a backlog of pending standby moves, each leaving a caught-up
+#: holder only through a warmup (``max.warmup.replicas`` 1-3 per round, as Kafka's
+#: ``assignStandbyTaskMovements``); 52-162 rounds at merge (docs/improved-assignor.md, open).
+BACKLOG_ABOVE_50_ROUNDS = frozenset(
+    name.split("/")[1] for name in STILL_PROBING_AT_50 if name != "kafka-ext/p0068-both-zone_outage"
 )
-def test_replay_of_the_long_states_is_stable_within_50_rounds(
+
+
+@pytest.mark.slow
+def test_replay_of_the_long_states_above_50_rounds_only_on_the_pinned_backlog(
     long_replays: dict[str, tuple[int, bool, Any]],
 ) -> None:
-    assert {name: v[0] for name, v in long_replays.items() if v[0] > 50} == {}
+    above = {name: v[0] for name, v in long_replays.items() if v[0] > 50}
+    assert set(above) <= BACKLOG_ABOVE_50_ROUNDS, above
