@@ -201,7 +201,6 @@ def test_convergence_within_kafka_limits_never_in_more_rebalances_than_ha() -> N
 #: state's numbers): HA breaks the zone rule, ours balances the stateful load (standbys) or the
 #: active load where HA stays outside Kafka's bound, or ours is better on the other metric.
 WORSE_THAN_HA = {
-    "s0068-uneven": {"restore": "trade"},
     "s0074-crash": {"moved actives": "active balance"},
     "s0109-stateless_heavy": {"moved actives": "trade"},
     "p0008-both-zone_outage": {"restore": "zone rule"},
@@ -212,6 +211,7 @@ WORSE_THAN_HA = {
     "p0075-zones-scale_out": {"restore": "zone rule"},
     "p0086-both-thread_change": {"restore": "zone rule"},
     "p0090-zones-bounce": {"restore": "zone rule"},
+    "p0093-zones-scale_out": {"restore": "zone rule"},
     "p0098-both-scale_out": {"restore": "zone rule"},
     "p0105-zones-zone_outage": {"restore": "zone rule"},
     "p0107-both-zone_outage": {"restore": "zone rule"},

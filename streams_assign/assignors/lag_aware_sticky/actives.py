@@ -37,9 +37,10 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     Notes
     -----
     Order of preference for a task: its previous active client when caught up and within the
-    upper bound; a caught-up client with room (least loaded, then least lag); the client with room
-    that has the least to restore. Clients below their lower bound then take tasks from the most
-    loaded clients, those already moving first.
+    upper bound (a client above it sheds as :func:`_keep_within` says); a caught-up client with
+    room (least loaded, then least lag); the client with room that has the least to restore.
+    Clients below their lower bound then take tasks from the most loaded clients, those already
+    moving first; then :func:`spread_subtopologies`.
     """
     n_tasks = len(problem.tasks)
     n_clients = problem.num_clients
@@ -58,13 +59,20 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     has_alternative = [
         len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in range(n_tasks)
     ]
+    groups = subtopology_indices(problem.tasks)
+    # A task whose other caught-up clients have room after the others keep theirs moves
+    # without restoring; otherwise shedding it is a pending move that waits for a warmup.
+    room = [max(0, upper[c] - len(kept[c])) for c in range(n_clients)]
+    has_room = [
+        problem.generic_caught_up[t] or any(room[h] > 0 for h in problem.caught[t])
+        for t in range(n_tasks)
+    ]
     for c in range(n_clients):
         tasks = kept[c]
         if len(tasks) > upper[c]:
-            # Shed first what another caught-up client can take without restoring, then what
-            # costs the least to restore elsewhere.
-            tasks.sort(key=lambda t: (has_alternative[t], -problem.no_state_lag[t], t))
-            tasks = tasks[: upper[c]]
+            tasks = _keep_within(
+                tasks, upper[c], groups, has_room, has_alternative, problem.no_state_lag
+            )
         for t in tasks:
             target[t] = c
         counts[c] = len(tasks)
@@ -105,7 +113,7 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
 
     _raise_to_lower_bounds(problem, target, counts, lower)
     spread_subtopologies(
-        subtopology_indices(problem.tasks),
+        groups,
         target,
         counts,
         lower,
@@ -114,6 +122,61 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         lambda t: problem.lags[t].keys(),
     )
     return target
+
+
+def _keep_within(
+    tasks: list[int],
+    limit: int,
+    groups: Sequence[int],
+    has_room: Sequence[bool],
+    has_alternative: Sequence[bool],
+    no_state_lag: Sequence[int],
+) -> list[int]:
+    """The ``limit`` tasks a client keeps of its caught-up previous actives when above its bound.
+
+    Parameters
+    ----------
+    tasks:
+        The client's caught-up previous active tasks (stateful task indices), more than
+        ``limit``.
+    limit:
+        The client's upper count bound (:func:`balanced_count_bounds`).
+    groups:
+        Per task, its subtopology index.
+    has_room:
+        Per task, whether a caught-up client with room left (after every client keeps its
+        own, up to its bound) or a caught-up client without state can take it: shedding it
+        is a move now, without restoring.
+    has_alternative:
+        Per task, whether another client is caught up on it at all.
+    no_state_lag:
+        Per task, the records a client without state restores (its changelog).
+
+    Returns
+    -------
+    list[int]
+        The ``limit`` tasks kept.
+
+    Notes
+    -----
+    It sheds first the tasks another caught-up client has room for: a task whose caught-up
+    holders are all full becomes a pending move to a client that must restore, whose target
+    the next rebalance chooses again from other counts, so the client stays above its bound
+    and sheds again (the cycling of issue #15). Among equals, first one task of each
+    subtopology it holds the most of, in turn (rank within the subtopology on this client,
+    largest changelog kept first), the task :func:`spread_subtopologies` would take from it;
+    then the tasks cheapest to restore elsewhere (smallest changelog).
+    """
+    rank: dict[int, int] = {}
+    seen: dict[int, int] = {}
+    for t in sorted(tasks, key=lambda t: (-no_state_lag[t], t)):
+        if has_alternative[t]:
+            rank[t] = seen.get(groups[t], 0)
+            seen[groups[t]] = rank[t] + 1
+    ordered = sorted(
+        tasks, key=lambda t: (has_room[t], has_alternative[t], rank.get(t, 0), -no_state_lag[t], t)
+    )
+    return ordered[:limit]
 
 
 def _raise_to_lower_bounds(
@@ -262,43 +325,55 @@ def spread_subtopologies(
                 best = option
         return best
 
-    for g in range(n_groups):
-        extremes = _Extremes([len(tasks) for tasks in by_client[g]])
-        for _ in range(size[g]):
-            donor, least = extremes.most(), extremes.least()
-            if extremes.counts[donor] - extremes.counts[least] <= 1:
-                break
-            # The least loaded client, or one holding state of the donor's tasks when that is
-            # cheaper (a holder restores less, so the spread itself moves no state).
-            tasks = by_client[g][donor]
-            cheapest = {least: min((cost(t, least), t) for t in tasks)}
-            if holders is not None:
-                for t in tasks:
-                    for c in holders(t):
-                        if c == least or extremes.counts[c] != extremes.counts[least]:
-                            continue
-                        key = (cost(t, c), t)
-                        if c not in cheapest or key < cheapest[c]:
-                            cheapest[c] = key
-            options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []
-            for r in sorted(cheapest, key=lambda r: (cheapest[r], r)):
-                if options and cheapest[r][0] > options[0][0][0]:
-                    break  # a swap only adds to what taking the task costs
-                step = plan(g, donor, r, cheapest[r][1])
-                if step is not None:
-                    options.append((step, r))
-                    options.sort()
-            if not options:
-                break
-            (_, t, u, h), receiver = options[0]
-            move(t, g, donor, receiver)
-            if u < 0:
-                counts[donor] -= 1
-                counts[receiver] += 1
-            else:
-                move(u, h, receiver, donor)
-            extremes.add(donor, -1)
-            extremes.add(receiver, 1)
+    # Passes over the subtopologies left above the skew bound, while a pass makes a step: a
+    # step for one subtopology changes the totals and can make room for another that an
+    # earlier pass found no step for (each step lowers the sum of squared counts, so the
+    # passes end). Without them the next rebalance, from the same assignment, could find the
+    # step this one missed: the output would not be a fixed point.
+    pending = list(range(n_groups))
+    while pending:
+        stuck: list[int] = []
+        progressed = False
+        for g in pending:
+            extremes = _Extremes([len(tasks) for tasks in by_client[g]])
+            for _ in range(size[g]):
+                donor, least = extremes.most(), extremes.least()
+                if extremes.counts[donor] - extremes.counts[least] <= 1:
+                    break
+                # The least loaded client, or one holding state of the donor's tasks when that is
+                # cheaper (a holder restores less, so the spread itself moves no state).
+                tasks = by_client[g][donor]
+                cheapest = {least: min((cost(t, least), t) for t in tasks)}
+                if holders is not None:
+                    for t in tasks:
+                        for c in holders(t):
+                            if c == least or extremes.counts[c] != extremes.counts[least]:
+                                continue
+                            key = (cost(t, c), t)
+                            if c not in cheapest or key < cheapest[c]:
+                                cheapest[c] = key
+                options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []
+                for r in sorted(cheapest, key=lambda r: (cheapest[r], r)):
+                    if options and cheapest[r][0] > options[0][0][0]:
+                        break  # a swap only adds to what taking the task costs
+                    step = plan(g, donor, r, cheapest[r][1])
+                    if step is not None:
+                        options.append((step, r))
+                        options.sort()
+                if not options:
+                    stuck.append(g)
+                    break
+                (_, t, u, h), receiver = options[0]
+                move(t, g, donor, receiver)
+                if u < 0:
+                    counts[donor] -= 1
+                    counts[receiver] += 1
+                else:
+                    move(u, h, receiver, donor)
+                extremes.add(donor, -1)
+                extremes.add(receiver, 1)
+                progressed = True
+        pending = stuck if progressed else []
 
 
 class _Extremes:
