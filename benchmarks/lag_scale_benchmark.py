@@ -152,6 +152,7 @@ def run_cell(
                     out,
                     restore_from_lags=args.restore_from_lag_table,
                     moment_join=args.moment_join,
+                    interval_join=args.interval_join,
                 )
                 t["peak_heap_mb"] = round(peak_heap_mb(spark))
                 t["peak_old_gen_mb"] = round(peak_old_gen_mb(spark))
@@ -227,6 +228,11 @@ def main(argv: list[str] | None = None) -> int:
         "--moment-join",
         action="store_true",
         help="Spark joins on (task, end-offset moment) when the intervals are not broadcast",
+    )
+    parser.add_argument(
+        "--interval-join",
+        action="store_true",
+        help="Spark takes the shuffled interval join instead of the merge (the sixth pass's plan)",
     )
     parser.add_argument(
         "--drop-inputs", action="store_true", help="delete each generated history after its cell"

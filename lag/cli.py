@@ -143,6 +143,14 @@ def build_parser() -> argparse.ArgumentParser:
             "broadcast (less CPU up to 30 M rows, more at 100 M on wide fleets, docs/lag.md)"
         ),
     )
+    compute.add_argument(
+        "--interval-join",
+        action="store_true",
+        help=(
+            "as-of join through the shuffled interval table instead of the merge when the end "
+            "offsets are too many to broadcast (the earlier default, docs/lag.md)"
+        ),
+    )
     compute.add_argument("--acceptable-recovery-lag", type=_bounded(0), default=10_000)
     compute.add_argument("--max-warmup-replicas", type=_bounded(1, 2**31 - 1), default=2)
     compute.add_argument("--num-standby-replicas", type=_bounded(0, 2**31 - 1), default=0)
@@ -307,6 +315,7 @@ def _compute(args: argparse.Namespace) -> int:
         rate_window=args.rate_window,
         restore_from_lags=args.restore_from_lag_table,
         moment_join=args.moment_join,
+        interval_join=args.interval_join,
         configs={
             "acceptable_recovery_lag": args.acceptable_recovery_lag,
             "max_warmup_replicas": args.max_warmup_replicas,

@@ -13,6 +13,7 @@ The stages live in their own modules, in the order they run:
 - :mod:`lag.keys`: compact row keys (process id hash, ``sub << 32 | partition``) and decoding;
 - :mod:`lag.sums`: validation of the rows and offset sums per (moment, process, task);
 - :mod:`lag.asof`: the as-of join and the sizing that bounds the driver's memory;
+- :mod:`lag.merge`: the merge as-of join (the default when the intervals are not broadcast);
 - :mod:`lag.restore`: the restore table;
 - :mod:`lag.state`: the cluster state from per-(process, task) aggregates.
 
@@ -46,6 +47,7 @@ from lag.kafka import LONG_MAX
 from lag.keys import LONG_MIN, decode, member_process_keys, scan_process_keys
 from lag.layout import TaskLayout, configs_json, plan_tasks, previous_active_tasks
 from lag.members import Membership
+from lag.merge import merge_as_of_join, raise_arrow_batch_rows
 from lag.readers import errors_dataframe
 from lag.restore import RESTORE_TABLE_COLUMNS, restore_from_lags, restore_table
 from lag.sums import (
@@ -151,6 +153,10 @@ class LagJob:
     fallback_tasks:
         With ``moment_join``: tasks whose rows unmatched at their moment go through the interval
         join (complete at fewer end-offset moments than exist).
+    merge_join:
+        Whether the as-of join is the sorted merge per task (:func:`lag.merge.merge_as_of_join`),
+        the plan when the intervals are not broadcast and neither ``moment_join`` nor
+        ``interval_join`` was asked.
 
     The decoded tables (:attr:`lags`, :attr:`restore`, :attr:`named`) are built on first use,
     after :attr:`process_keys`.
@@ -175,6 +181,7 @@ class LagJob:
     split_bytes: int = 0
     moment_join: bool = False
     fallback_tasks: int = 0
+    merge_join: bool = False
     cache_snapshots: bool = True
     _replica_memo: dict[int | None, tuple[list[tuple[int, int, int]], dict[int, str]]] = field(
         default_factory=dict, repr=False
@@ -335,6 +342,7 @@ def compute_lags(
     broadcast_end_offsets: bool | None = None,
     moment_join: bool = False,
     cache_snapshots: bool = True,
+    interval_join: bool = False,
 ) -> LagJob:
     """Build the lag job over offset rows and end-offset rows.
 
@@ -372,14 +380,22 @@ def compute_lags(
     moment_join:
         When the intervals are not broadcast: join on (task, end-offset moment) with the interval
         join only for the rows that leave unmatched (:func:`lag.asof.moment_as_of_join`, when its
-        moments fit the broadcast limit), or always the interval join (False, the default:
-        measured at 100 M offset rows, the moment join cost 8-15 % more CPU on the wide fleets,
-        ``docs/lag.md``). The tables are the same either way.
+        moments fit the broadcast limit). False by default: measured at 100 M offset rows, the
+        moment join cost 8-15 % more CPU on the wide fleets (``docs/lag.md``). The tables are the
+        same for every plan.
     cache_snapshots:
         With ``persist``, also cache the per-snapshot rows for the restore table (True). False
         when the restore table is to be read back from the written lag table
         (:meth:`LagJob.restore_from`): the lag table is then written straight from the join,
         and the 50 M per-snapshot rows of a 100 M-row history are never encoded into a cache.
+    interval_join:
+        When the intervals are not broadcast (and no moment join runs): shuffle the interval
+        table and join on (task, time bucket) (:func:`lag.asof.as_of_join`, the fifth pass's
+        plan) instead of the default merge: the offset and end-offset rows shuffled once by task,
+        summed, sorted, and the latest complete end offsets carried forward in Arrow batches
+        (:func:`lag.merge.merge_as_of_join`: about a quarter less CPU at 10 M offset rows on the
+        wide fleets, ``docs/lag.md``, seventh pass). The merge needs PySpark's Python workers
+        with pyarrow and numpy.
 
     Returns
     -------
@@ -459,11 +475,16 @@ def compute_lags(
         by_moment = moment_as_of_join(
             sums, complete_ends, end_stats, layout, broadcast_limit(spark)
         )
+    merged = False
+    fallback_tasks = 0
     if by_moment is not None:
         snapshots, fallback_tasks = by_moment
-    else:
-        fallback_tasks = 0
+    elif broadcast_end_offsets or interval_join:
         snapshots = as_of_join(sums, complete_ends, end_stats, layout, broadcast_end_offsets)
+    else:
+        raise_arrow_batch_rows(spark)
+        merged = True
+        snapshots = merge_as_of_join(good_offsets, good_ends, layout)
     if persist and cache_snapshots:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
 
@@ -488,6 +509,7 @@ def compute_lags(
         broadcast_join=broadcast_end_offsets,
         split_bytes=split,
         moment_join=by_moment is not None,
+        merge_join=merged,
         fallback_tasks=fallback_tasks,
         cache_snapshots=cache_snapshots,
     )

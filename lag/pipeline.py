@@ -57,6 +57,10 @@ class ComputeRequest:
     moment_join:
         Join on (task, end-offset moment) when the intervals are not broadcast
         (:func:`lag.job.compute_lags`); off by default: measured slower at 100 M on wide fleets.
+    interval_join:
+        The fifth pass's shuffled interval join instead of the merge as-of join when the
+        intervals are not broadcast (:func:`lag.job.compute_lags`); off by default (seventh
+        pass, ``docs/lag.md``).
     """
 
     application_id: str
@@ -78,6 +82,7 @@ class ComputeRequest:
     persist: bool = True
     restore_from_lags: bool = False
     moment_join: bool = False
+    interval_join: bool = False
 
 
 @dataclass
@@ -398,6 +403,7 @@ def build_job(
         persist=request.persist,
         cache_snapshots=not restore_reads_lags(request),
         moment_join=request.moment_join,
+        interval_join=request.interval_join,
     )
 
 

@@ -4,12 +4,13 @@ spark-submit.
 When the job runs under ``spark-submit`` (or inside a test that already started a session), the
 active session is reused untouched; otherwise a local session is created with the UI and console
 progress bars off, a shuffle width sized for one machine, the parallel garbage collector
-(:data:`LOCAL_JVM_OPTIONS`) and log level WARN.
+(:data:`LOCAL_JVM_OPTIONS`), Python workers on this interpreter and log level WARN.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,6 +77,10 @@ def get_spark(
         )
         if driver_memory:
             builder = builder.config("spark.driver.memory", driver_memory)
+        # Python workers (the merge as-of join's mapInArrow) run this interpreter, which has
+        # pyarrow and numpy, rather than whatever ``python3`` is first on PATH (PySpark's
+        # SparkContext reads only the environment variable).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         options = LOCAL_JVM_OPTIONS
         if LOG_CONFIG.exists():
             options = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} {options}"

@@ -4,6 +4,7 @@ session of a test run, the hypothesis profiles of the test tiers."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,8 @@ def spark() -> Iterator[Any]:
     except ImportError as exc:
         pytest.fail(f"the spark tests need PySpark (pip install -e '.[lag]'): {exc}", pytrace=False)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers (the lag job's mapInArrow) on this interpreter, not ``python3`` on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from lag.spark import LOG_CONFIG
 
     builder = SparkSession.builder.master("local[2]").appName("streams-assign-tests")

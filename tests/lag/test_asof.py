@@ -8,8 +8,10 @@ sums per (snapshot, process, task), complete end-offset sums per (moment, task),
 matched to the latest complete end offsets at or before it, Kafka's lag rule; and the cluster
 state must pair each process's latest snapshot before the latest end-offset moment with the
 latest complete end offsets. Every join plan is drawn: the broadcast interval join, the shuffled
-interval join, and the equi-join on (task, end-offset moment) with its interval-join fallback
-for tasks complete at fewer moments than exist (a fixed example makes sure that fallback runs).
+interval join, the equi-join on (task, end-offset moment) with its interval-join fallback
+for tasks complete at fewer moments than exist (a fixed example makes sure that fallback runs),
+and the merge as-of join (the default when the intervals are not broadcast), whose Arrow batches
+carry each task's latest end offsets across batch boundaries (a test with one-row batches).
 """
 
 from __future__ import annotations
@@ -169,9 +171,10 @@ def reference(
 @given(
     ends=end_histories,
     offsets=offset_histories,
-    plan=st.sampled_from(["broadcast", "intervals", "moments"]),
+    plan=st.sampled_from(["broadcast", "intervals", "moments", "merge"]),
 )
 @example(ends=FALLBACK_ENDS, offsets=FALLBACK_OFFSETS, plan="moments")
+@example(ends=FALLBACK_ENDS, offsets=FALLBACK_OFFSETS, plan="merge")
 def test_lags_and_cluster_state_equal_the_plain_python_reference(
     spark: Any,
     tmp_path: Path,
@@ -202,6 +205,7 @@ def test_lags_and_cluster_state_equal_the_plain_python_reference(
         end_offsets=end_frame,
         broadcast_end_offsets=plan == "broadcast",
         moment_join=plan == "moments",
+        interval_join=plan == "intervals",
     )
     try:
         document = job.cluster_state()
@@ -234,6 +238,7 @@ def test_lags_and_cluster_state_equal_the_plain_python_reference(
     assert len(cached) == len({(r[1], r[2]) for r in rows if r[6] is not None})
     assert job.broadcast_join is (plan == "broadcast")
     assert job.moment_join is (plan == "moments")
+    assert job.merge_join is (plan == "merge")
     if plan == "moments" and ends == FALLBACK_ENDS:
         assert job.fallback_tasks == 3  # 0_1, 1_0 and 1_1 (0_0 is complete at every moment)
     assert [c["id"] for c in document["clients"]] == sorted(ACTIVE, key=process_id_sort_key)

@@ -1,0 +1,173 @@
+"""The merge as-of join (seventh pass): offset rows and end-offset rows shuffled once by task,
+summed, sorted, and each task's latest complete end offsets carried forward in Arrow batches.
+
+The default plan of :func:`lag.job.compute_lags` when the interval table of
+:func:`lag.asof.as_of_join` is too large to broadcast. It works like DuckDB's ``ASOF JOIN`` (a
+merge of two sorted inputs), with the forward fill in numpy inside ``mapInArrow`` rather than a
+Spark ``WindowExec`` (which the fourth pass measured slower, ``docs/lag.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from lag.keys import task_sub
+from lag.layout import TaskLayout
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["ARROW_BATCH_ROWS", "merge_as_of_join", "raise_arrow_batch_rows"]
+
+#: Rows per Arrow batch the merge as-of join asks for (Spark's default is 10,000): measured 6 %
+#: less CPU at 10 M offset rows (the batches' fixed costs in the JVM and the Python worker).
+ARROW_BATCH_ROWS = 100_000
+
+
+def raise_arrow_batch_rows(spark: SparkSession) -> int:
+    """Raise ``spark.sql.execution.arrow.maxRecordsPerBatch`` to :data:`ARROW_BATCH_ROWS`.
+
+    Never lowers what the session set higher. One batch of the merge as-of join holds seven
+    long columns: 5.6 MB at 100,000 rows.
+
+    Parameters
+    ----------
+    spark:
+        The session whose SQL conf is read and set.
+
+    Returns
+    -------
+    int
+        Rows per Arrow batch now in effect.
+    """
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    current = int(spark.conf.get(key) or "10000")
+    if 0 < current < ARROW_BATCH_ROWS:
+        spark.conf.set(key, str(ARROW_BATCH_ROWS))
+        return ARROW_BATCH_ROWS
+    return current
+
+
+#: Columns of the merge as-of join's output batches, after the snapshot columns.
+_MERGE_SNAPSHOT_COLUMNS = ("time_key", "pkey", "task_key", "n_partitions", "offset_sum")
+
+
+def _forward_fill() -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function of :func:`merge_as_of_join`, made here so Spark pickles it by
+    value: executors need numpy and pyarrow (PySpark's Arrow dependencies), not this package."""
+    columns = _MERGE_SNAPSHOT_COLUMNS
+
+    def forward_fill_ends(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Carry each task's latest end-offset row to the snapshot rows after it (a partition).
+
+        The rows arrive sorted by (``task_key``, ``time_key``, ``pkey`` nulls first); end-offset
+        rows are those with a null ``pkey`` (their sum in ``offset_sum``), so at equal time the
+        end offsets come first and match the snapshot (``time <= t``). Within a batch the index
+        of the latest end row at or before each row is a running maximum
+        (``numpy.maximum.accumulate``); it counts only when it belongs to the same task. Rows
+        before the batch's first end row take the last end row of the previous batches when
+        that was of their task. Only the snapshot rows are emitted.
+        """
+        import numpy as np
+        import pyarrow as pa
+
+        carry_task: int | None = None
+        carry_sum = 0
+        carry_time = 0
+        for batch in batches:
+            n = batch.num_rows
+            if n == 0:
+                continue
+            task = batch.column("task_key").to_numpy(zero_copy_only=False)
+            time = batch.column("time_key").to_numpy(zero_copy_only=False)
+            is_end = batch.column("pkey").is_null().to_numpy(zero_copy_only=False)
+            total = batch.column("offset_sum").to_numpy(zero_copy_only=False)
+            index = np.where(is_end, np.arange(n), -1)
+            last = np.maximum.accumulate(index)
+            at = np.maximum(last, 0)
+            found = (last >= 0) & (task[at] == task)
+            end_sum = total[at]
+            end_time = time[at]
+            if carry_task is not None:
+                carried = (last < 0) & (task == carry_task)
+                found = found | carried
+                end_sum = np.where(carried, carry_sum, end_sum)
+                end_time = np.where(carried, carry_time, end_time)
+            ends = np.flatnonzero(is_end)
+            if len(ends):
+                tail = ends[-1]
+                carry_task, carry_sum = int(task[tail]), int(total[tail])
+                carry_time = int(time[tail])
+            keep = ~is_end
+            missing = ~found[keep]
+            kept = batch.filter(pa.array(keep))
+            yield pa.RecordBatch.from_arrays(
+                [
+                    *(kept.column(name) for name in columns),
+                    pa.array(end_sum[keep], mask=missing),
+                    pa.array(end_time[keep], mask=missing),
+                ],
+                names=[*columns, "end_offset_sum", "end_offset_time"],
+            )
+
+    return forward_fill_ends
+
+
+def merge_as_of_join(
+    good_offsets: DataFrame, good_ends: DataFrame, layout: TaskLayout
+) -> DataFrame:
+    """The as-of join as one sorted merge per task, forward-filled in Arrow batches.
+
+    Like DuckDB's ``ASOF JOIN``: the validated end-offset rows are stacked under the offset rows
+    (their ``pkey`` null), the stack is shuffled once by ``task_key`` and summed per
+    (``time_key``, ``pkey``, ``task_key``) in place (the shuffle already clusters the groups),
+    incomplete end-offset sums are dropped, each partition is sorted by (``task_key``,
+    ``time_key``, ``pkey`` nulls first), and ``mapInArrow`` carries each task's latest complete
+    end-offset sum to the snapshot rows after it (numpy, :func:`_forward_fill`). One shuffle of
+    the rows and one sort: no interval table, no explode, no second shuffle of the offset sums,
+    and no Spark ``WindowExec`` (the fourth pass's merge, ``docs/lag.md``). The result equals
+    :func:`lag.asof.as_of_join`'s row for row: the latest complete end offsets at or before each
+    snapshot's time (end offsets without a time, ``Long.MIN_VALUE``, come first; snapshots
+    without one, ``Long.MAX_VALUE``, last).
+
+    Parameters
+    ----------
+    good_offsets:
+        Validated offset rows: ``time_key``, ``pkey``, ``task_key``, ``offset``
+        (:func:`lag.sums.check_offset_rows`).
+    good_ends:
+        Validated end-offset rows: ``time_key``, ``task_key``, ``offset``
+        (:func:`lag.sums.check_end_rows`).
+    layout:
+        The task layout (changelog partitions each task's end offsets need to be complete).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Per (``time_key``, ``pkey``, ``task_key``): ``n_partitions``, ``offset_sum`` (records,
+        as :func:`lag.sums.snapshot_sums`), ``end_offset_sum`` and ``end_offset_time`` (null
+        when none match). Runs Python workers (pyarrow, numpy).
+    """
+    from pyspark.sql import functions as F
+
+    from lag.keys import map_lookup
+    from lag.sums import pinned_sum, sum_rows
+
+    ends = good_ends.select(
+        "time_key", F.lit(None).cast("long").alias("pkey"), "task_key", "offset"
+    )
+    stacked = good_offsets.select("time_key", "pkey", "task_key", "offset").unionByName(ends)
+    summed = sum_rows(stacked.repartition("task_key"), ["time_key", "pkey", "task_key"])
+    expected = map_lookup(layout.expected_changelogs(), task_sub(F.col("task_key")))
+    rows = summed.select(
+        *_MERGE_SNAPSHOT_COLUMNS[:4],
+        pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
+    ).filter(F.col("pkey").isNotNull() | (F.col("n_partitions") == expected))
+    ordered = rows.sortWithinPartitions("task_key", "time_key", F.col("pkey").asc_nulls_first())
+    schema = ", ".join(
+        f"{name} long" for name in (*_MERGE_SNAPSHOT_COLUMNS, "end_offset_sum", "end_offset_time")
+    )
+    fill: Any = _forward_fill()  # PySpark types it over Iterable, the same at run time
+    return ordered.mapInArrow(fill, schema)
