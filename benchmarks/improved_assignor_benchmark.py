@@ -44,7 +44,7 @@ from streams_assign.optimal.same_rules import without_warmups, zone_violations
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.simulation.convergence import run_randomized_scenario
 from streams_assign.simulation.generators import scale_scenario
-from streams_assign.simulation.replay import next_cluster_state, replay, with_changelog_sizes
+from streams_assign.simulation.replay import rebalances, replay, with_changelog_sizes
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 ASSIGNORS = ("high_availability", "lag_aware_sticky")
@@ -387,17 +387,12 @@ def moves_over_replay(console: Console, max_rounds: int = 50) -> None:
         for path in files:
             state = with_changelog_sizes(load_cluster_state(path))
             restored = int(10_000 * state.configs.probing_rebalance_interval_ms / 1000)
-            for number in range(1, max_rounds + 1):
-                result = assign(state, assignor=name)
-                metrics = score(state, result)
+            for number, round_state, result in rebalances(state, restored, name, max_rounds):
+                metrics = score(round_state, result)
                 rounds += 1
                 moves += metrics.moves
                 first += metrics.moves if number == 1 else 0
-                if not result.probing_rebalance_needed:
-                    break
-                state = next_cluster_state(state, result, restored)
-            else:
-                probing += 1
+            probing += result.probing_rebalance_needed
         table.add_row(name, str(rounds), f"{moves:,}", f"{first:,}", str(probing))
     console.print(table)
 

@@ -70,10 +70,12 @@ def prepare_inputs(rows: int, root: Path) -> dict[str, Any]:
     return {"folder": folder, **manifest}
 
 
-def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux ``/proc/<pid>/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (Linux), None once it exited."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -81,27 +83,20 @@ def tree_cpu_seconds(pid: int) -> float:
 
     Spark's Python workers (``mapInArrow``, UDFs) are children of a daemon that the JVM forks;
     their CPU counts towards the job as much as the JVM's own. Each process counts its user +
-    system time plus that of its children already waited for (``cutime``, ``cstime``).
+    system time plus that of its children already waited for (``utime``, ``stime``, ``cutime``,
+    ``cstime``).
     """
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    total, todo = 0.0, [pid]
+        if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    ticks, todo = 0, [pid]
     while todo:
         current = todo.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-        todo.extend(children.get(current, []))
-    return total
+        if (fields := _stat_fields(current)) is not None:
+            ticks += sum(int(f) for f in fields[11:15])
+            todo.extend(children.get(current, []))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def own_cpu_seconds() -> float:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from lag.keys import task_sub
+from lag.keys import map_lookup, task_sub
 from lag.layout import TaskLayout
+from lag.sums import pinned_sum, sum_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -151,9 +152,6 @@ def merge_as_of_join(
         when none match). Runs Python workers (pyarrow, numpy).
     """
     from pyspark.sql import functions as F
-
-    from lag.keys import map_lookup
-    from lag.sums import pinned_sum, sum_rows
 
     ends = good_ends.select(
         "time_key", F.lit(None).cast("long").alias("pkey"), "task_key", "offset"

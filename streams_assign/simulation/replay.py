@@ -14,7 +14,7 @@ is linear, and an active on a client that is not caught up serves only after it 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from streams_assign.api import assign
@@ -213,20 +213,50 @@ def replay(
         raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
     interval_ms = cluster.configs.probing_rebalance_interval_ms
     restored = int(restore_rate * interval_ms / 1000)
-    reports = []
-    state = with_changelog_sizes(cluster)
+    return [
+        report_round(state, result, number, (number - 1) * interval_ms)
+        for number, state, result in rebalances(
+            with_changelog_sizes(cluster), restored, assignor, max_rounds
+        )
+    ]
+
+
+def rebalances(
+    cluster: ClusterState, restored: int, assignor: str, max_rounds: int
+) -> Iterator[tuple[int, ClusterState, Assignment]]:
+    """The rebalances of a replay, one per probing interval, until the assignor stops probing.
+
+    Parameters
+    ----------
+    cluster:
+        The first round's cluster state, used as given (changelog sizes included, see
+        :func:`with_changelog_sizes`).
+    restored:
+        Records each restoring copy restores between two rounds (:func:`next_cluster_state`).
+    assignor:
+        The assignor's name.
+    max_rounds:
+        At most this many rebalances.
+
+    Yields
+    ------
+    tuple of (int, ClusterState, Assignment)
+        The round's number (from 1), its cluster state and the assignor's result; the last
+        one's ``probing_rebalance_needed`` is False unless ``max_rounds`` cut the replay short.
+    """
+    state = cluster
     for number in range(1, max_rounds + 1):
         result = assign(state, assignor=assignor)
-        reports.append(report_round(state, result, number, (number - 1) * interval_ms))
+        yield number, state, result
         if not result.probing_rebalance_needed:
-            break
+            return
         state = next_cluster_state(state, result, restored)
-    return reports
 
 
 __all__ = [
     "RoundReport",
     "next_cluster_state",
+    "rebalances",
     "replay",
     "report_round",
     "with_changelog_sizes",

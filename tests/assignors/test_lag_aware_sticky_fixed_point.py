@@ -22,7 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from streams_assign.api import assign
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
-from streams_assign.simulation.replay import next_cluster_state, with_changelog_sizes
+from streams_assign.simulation.replay import (
+    next_cluster_state,
+    rebalances,
+    with_changelog_sizes,
+)
 from tests.assignors.test_lag_aware_sticky import cluster_documents
 from tests.tiers import examples
 
@@ -70,12 +74,8 @@ def _stable(
     state: ClusterState, restored: int, rounds: int
 ) -> tuple[ClusterState, Assignment, int]:
     """Rebalance every probing interval until ours stops probing (at most ``rounds`` times)."""
-    result = assign(state, assignor="lag_aware_sticky")
-    number = 1
-    while result.probing_rebalance_needed and number < rounds:
-        state = next_cluster_state(state, result, restored)
-        result = assign(state, assignor="lag_aware_sticky")
-        number += 1
+    *_, last = rebalances(state, restored, "lag_aware_sticky", rounds)
+    number, state, result = last
     return state, result, number
 
 

@@ -325,55 +325,59 @@ def spread_subtopologies(
                 best = option
         return best
 
-    # Passes over the subtopologies left above the skew bound, while a pass makes a step: a
-    # step for one subtopology changes the totals and can make room for another that an
+    def even_out(g: int) -> tuple[bool, bool]:
+        # Steps for subtopology ``g`` until its counts differ by at most one or no step fits:
+        # (stuck without a step, made a step).
+        extremes = _Extremes([len(tasks) for tasks in by_client[g]])
+        stepped = False
+        for _ in range(size[g]):
+            donor, least = extremes.most(), extremes.least()
+            if extremes.counts[donor] - extremes.counts[least] <= 1:
+                break
+            # The least loaded client, or one holding state of the donor's tasks when that is
+            # cheaper (a holder restores less, so the spread itself moves no state).
+            tasks = by_client[g][donor]
+            cheapest = {least: min((cost(t, least), t) for t in tasks)}
+            if holders is not None:
+                for t in tasks:
+                    for c in holders(t):
+                        if c == least or extremes.counts[c] != extremes.counts[least]:
+                            continue
+                        key = (cost(t, c), t)
+                        if c not in cheapest or key < cheapest[c]:
+                            cheapest[c] = key
+            options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []
+            for r in sorted(cheapest, key=lambda r: (cheapest[r], r)):
+                if options and cheapest[r][0] > options[0][0][0]:
+                    break  # a swap only adds to what taking the task costs
+                step = plan(g, donor, r, cheapest[r][1])
+                if step is not None:
+                    options.append((step, r))
+                    options.sort()
+            if not options:
+                return True, stepped
+            (_, t, u, h), receiver = options[0]
+            move(t, g, donor, receiver)
+            if u < 0:
+                counts[donor] -= 1
+                counts[receiver] += 1
+            else:
+                move(u, h, receiver, donor)
+            extremes.add(donor, -1)
+            extremes.add(receiver, 1)
+            stepped = True
+        return False, stepped
+
+    # Passes over the subtopologies left stuck above the skew bound, while a pass makes a step:
+    # a step for one subtopology changes the totals and can make room for another that an
     # earlier pass found no step for (each step lowers the sum of squared counts, so the
     # passes end). Without them the next rebalance, from the same assignment, could find the
     # step this one missed: the output would not be a fixed point.
     pending = list(range(n_groups))
     while pending:
-        stuck: list[int] = []
-        progressed = False
-        for g in pending:
-            extremes = _Extremes([len(tasks) for tasks in by_client[g]])
-            for _ in range(size[g]):
-                donor, least = extremes.most(), extremes.least()
-                if extremes.counts[donor] - extremes.counts[least] <= 1:
-                    break
-                # The least loaded client, or one holding state of the donor's tasks when that is
-                # cheaper (a holder restores less, so the spread itself moves no state).
-                tasks = by_client[g][donor]
-                cheapest = {least: min((cost(t, least), t) for t in tasks)}
-                if holders is not None:
-                    for t in tasks:
-                        for c in holders(t):
-                            if c == least or extremes.counts[c] != extremes.counts[least]:
-                                continue
-                            key = (cost(t, c), t)
-                            if c not in cheapest or key < cheapest[c]:
-                                cheapest[c] = key
-                options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []
-                for r in sorted(cheapest, key=lambda r: (cheapest[r], r)):
-                    if options and cheapest[r][0] > options[0][0][0]:
-                        break  # a swap only adds to what taking the task costs
-                    step = plan(g, donor, r, cheapest[r][1])
-                    if step is not None:
-                        options.append((step, r))
-                        options.sort()
-                if not options:
-                    stuck.append(g)
-                    break
-                (_, t, u, h), receiver = options[0]
-                move(t, g, donor, receiver)
-                if u < 0:
-                    counts[donor] -= 1
-                    counts[receiver] += 1
-                else:
-                    move(u, h, receiver, donor)
-                extremes.add(donor, -1)
-                extremes.add(receiver, 1)
-                progressed = True
-        pending = stuck if progressed else []
+        results = [(g, *even_out(g)) for g in pending]  # in order: each pass sees the last
+        progressed = any(stepped for _, _, stepped in results)
+        pending = [g for g, stuck, _ in results if stuck] if progressed else []
 
 
 class _Extremes:
