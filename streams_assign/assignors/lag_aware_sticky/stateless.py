@@ -66,6 +66,13 @@ def least_loaded_counts(
     return counts
 
 
+def _put(members: set[int], client: int, inside: bool) -> None:
+    if inside:
+        members.add(client)
+    else:
+        members.discard(client)
+
+
 class _Deal:
     """Counts of one stateless deal with their bounds, and the hand-overs between clients.
 
@@ -107,6 +114,8 @@ class _Deal:
         ]
         self.above = {c for c in clients if self.total[c] > lower[c]}
         self.below = {c for c in clients if self.total[c] < upper[c]}
+        # Per subtopology, how many clients feed it: spare a task of it, above the lower total.
+        self.fed_by = [len(members & self.above) for members in self.spare]
         self.log: list[_Change] = []
         self.state = 0
         self._states = 0
@@ -140,16 +149,21 @@ class _Deal:
         row[giver] -= 1
         row[taker] += 1
         for c, delta in ((giver, -1), (taker, 1)):
-            self.total[c] += delta
-            for members, inside in (
-                (self.spare[g], row[c] > self.low[g][c] and row[c] > self.r[g][c]),
-                (self.above, self.total[c] > self.lower[c]),
-                (self.below, self.total[c] < self.upper[c]),
-            ):
-                if inside:
-                    members.add(c)
-                else:
-                    members.discard(c)
+            total = self.total[c] + delta
+            self.total[c] = total
+            was_above = c in self.above
+            spare = row[c] > self.low[g][c] and row[c] > self.r[g][c]
+            if spare != (c in self.spare[g]):
+                _put(self.spare[g], c, spare)
+                if was_above:
+                    self.fed_by[g] += 1 if spare else -1
+            above = total > self.lower[c]
+            if above != was_above:
+                _put(self.above, c, above)
+                for h in self.groups:
+                    if c in self.spare[h]:
+                        self.fed_by[h] += 1 if above else -1
+            _put(self.below, c, total < self.upper[c])
 
     def fed(self) -> list[bool]:
         """Per subtopology, whether a client taking one of its tasks can pass the lack on to
@@ -157,7 +171,7 @@ class _Deal:
         another subtopology's task in turn; computed once per state."""
         if self._fed[0] == self.state:
             return self._fed[1]
-        fed = [not self.spare[g].isdisjoint(self.above) for g in self.groups]
+        fed = [count > 0 for count in self.fed_by]
         grown = True
         while grown:
             grown = False
@@ -182,9 +196,9 @@ class _Deal:
             reached = [g for g in self.groups if not opened[g] and self.room(g, x)]
             for g in reached:
                 opened[g] = True
-                ends = self.feeders(g) - parent.keys()
-                if ends:
-                    z = min(ends)
+                if self.fed_by[g]:
+                    # No feeder is in the chain: it would have ended there.
+                    z = min(self.feeders(g))
                     parent[z] = (x, g)
                     while z != start:
                         x, g = parent[z]
@@ -266,22 +280,21 @@ def _keep_one_more(deal: _Deal, g: int, p: int) -> bool:
     one back through :meth:`_Deal.draw_deficit`. Donors whose lack cannot be passed on
     (:meth:`_Deal.fed`) are not tried.
     """
-    feeders = deal.feeders(g)
     excess = deal.total[p] >= deal.upper[p]
-    if not excess and feeders:
-        deal.move(g, min(feeders), p)
+    if not excess and deal.fed_by[g]:
+        deal.move(g, min(deal.feeders(g)), p)
         return True
     gives = [h for h in deal.groups if h != g and p in deal.spare[h]]
     if excess and not gives:
         return False
     passes = next((h for h in gives if deal.taker(h) >= 0), -1) if excess else -1
-    if excess:
-        for q in sorted(feeders):
+    if excess and deal.fed_by[g]:
+        for q in sorted(deal.feeders(g)):
             # A swap: p gives q a spare task of another subtopology, both totals unchanged.
             swap = next((h for h in gives if deal.room(h, q)), -1)
             if (swap >= 0 or passes >= 0) and _hand_over(deal, g, p, q, swap, passes):
                 return True
-    others = deal.spare[g] - feeders
+    others = deal.spare[g] - deal.above
     if not others:
         return False
     fed = deal.fed()
