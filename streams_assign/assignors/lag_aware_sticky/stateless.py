@@ -20,24 +20,20 @@ _Change = tuple[int, int, int]
 
 
 def least_loaded_counts(
-    group_sizes: Sequence[int],
-    returning: Sequence[Sequence[int]],
-    active_counts: Sequence[int],
-    capacity: Sequence[int],
+    group_sizes: Sequence[int], active_counts: Sequence[int], capacity: Sequence[int]
 ) -> list[list[int]]:
     """Kafka's least-loaded deal of stateless tasks, as counts per subtopology and client.
 
     One subtopology at a time, each task goes to the client with the fewest actives per stream
     thread (Kafka's ``assignStatelessActiveTasks`` in ``HighAvailabilityTaskAssignor``), then
-    the fewest tasks of that subtopology so far, then one with a task of it to get back, then
-    the lower index.
+    the fewest tasks of that subtopology so far, then the lower index. The previous assignment
+    plays no part, so the bounds derived from these counts are the same in every rebalance
+    with the same stateful counts.
 
     Parameters
     ----------
     group_sizes:
         Per subtopology, its stateless tasks (``G`` entries).
-    returning:
-        ``G x C``: per subtopology and client, its tasks the client ran as active before.
     active_counts:
         Per client (``C`` entries, UUID order), the actives it has already (tasks).
     capacity:
@@ -47,21 +43,24 @@ def least_loaded_counts(
     -------
     list[list[int]]
         ``G x C`` counts (tasks); each row sums to its subtopology's size.
+
+    Examples
+    --------
+    >>> least_loaded_counts([3, 1], [2, 0, 1], [2, 1, 1])
+    [[1, 1, 1], [0, 1, 0]]
     """
     n_clients = len(capacity)
     load = list(active_counts)
     counts = []
-    for size, back in zip(group_sizes, returning, strict=True):
-        left = list(back)
+    for size in group_sizes:
         quota = [0] * n_clients
-        heap = [(load[c] / capacity[c], 0, left[c] == 0, c) for c in range(n_clients)]
+        heap = [(load[c] / capacity[c], 0, c) for c in range(n_clients)]
         heapq.heapify(heap)
         for _ in range(size):
-            _, _, _, c = heapq.heappop(heap)
+            _, _, c = heapq.heappop(heap)
             quota[c] += 1
             load[c] += 1
-            left[c] = max(0, left[c] - 1)
-            heapq.heappush(heap, (load[c] / capacity[c], quota[c], left[c] == 0, c))
+            heapq.heappush(heap, (load[c] / capacity[c], quota[c], c))
         counts.append(quota)
     return counts
 
@@ -119,7 +118,7 @@ class _Deal:
         self.log: list[_Change] = []
         self.state = 0
         self._states = 0
-        self._fed: tuple[int, list[bool]] = (-1, [])
+        self._fed: tuple[tuple[int, tuple[int, ...]], list[bool]] = ((-1, ()), [])
 
     def room(self, g: int, c: int) -> bool:
         return self.k[g][c] < self.high[g][c]
@@ -165,22 +164,25 @@ class _Deal:
                         self.fed_by[h] += 1 if above else -1
             _put(self.below, c, total < self.upper[c])
 
-    def fed(self) -> list[bool]:
+    def fed(self, extra: Sequence[int] = ()) -> list[bool]:
         """Per subtopology, whether a client taking one of its tasks can pass the lack on to
-        a client above its lower total: directly (a feeder) or through clients that take
-        another subtopology's task in turn; computed once per state."""
-        if self._fed[0] == self.state:
+        a client above its lower total: directly (a feeder, or a subtopology of ``extra``,
+        fed by a client about to rise above its lower total) or through clients that take
+        another subtopology's task in turn; computed once per state and ``extra``."""
+        key = (self.state, tuple(extra))
+        if self._fed[0] == key:
             return self._fed[1]
         fed = [count > 0 for count in self.fed_by]
+        for g in extra:
+            fed[g] = True
         grown = True
         while grown:
             grown = False
+            sources = [h for h in self.groups if fed[h]]
             for g in self.groups:
-                if not fed[g] and any(
-                    fed[h] and self.room(h, z) for z in self.spare[g] for h in self.groups
-                ):
+                if not fed[g] and any(self.room(h, z) for z in self.spare[g] for h in sources):
                     fed[g] = grown = True
-        self._fed = (self.state, fed)
+        self._fed = (key, fed)
         return fed
 
     def draw_deficit(self, start: int) -> bool:
@@ -297,7 +299,8 @@ def _keep_one_more(deal: _Deal, g: int, p: int) -> bool:
     others = deal.spare[g] - deal.above
     if not others:
         return False
-    fed = deal.fed()
+    # Once it has the task, p itself feeds the subtopologies it can spare, if above its floor.
+    fed = deal.fed(gives if not excess and deal.total[p] + 1 > deal.lower[p] else ())
     drains = [h for h in deal.groups if fed[h]]
     if not fed[g] and not drains and not gives:
         return False
@@ -420,7 +423,7 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
             if task in previous:
                 returning[g][previous[task]] += 1
     sizes = [len(tasks) for tasks in groups]
-    counts = least_loaded_counts(sizes, returning, active_counts, capacity)
+    counts = least_loaded_counts(sizes, active_counts, capacity)
     if groups:
         lower, upper = balance_window(counts, active_counts, capacity)
         low, high = [], []
