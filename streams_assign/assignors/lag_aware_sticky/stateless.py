@@ -380,7 +380,8 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
     window: every client ends with a total load per thread between ``m`` and ``m + 1``, where
     ``m`` is the least load that deal leaves (a client above ``m + 1`` on stateful actives
     alone gets none), and each subtopology's count per client stays within one of an even
-    share or at the deal's own count. Within those bounds :func:`sticky_counts` raises the
+    share or within the range of the deal's own counts of that subtopology (the same bounds
+    for every client). Within those bounds :func:`sticky_counts` raises the
     tasks that return to the client that ran them; then each client gets its previous tasks
     back, and the rest fill the other places in client order.
 
@@ -432,9 +433,11 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
                 low.append(list(row))
                 high.append(list(row))
                 continue
-            even_low, even_high = size // n_clients, -(-size // n_clients)
-            low.append([k if k < even_low else even_low for k in row])
-            high.append([k if k > even_high else even_high for k in row])
+            # One window for every client: within one of an even share, or Kafka's own range.
+            floor = min(size // n_clients, min(row))
+            ceiling = max(-(-size // n_clients), max(row))
+            low.append([floor] * n_clients)
+            high.append([ceiling] * n_clients)
         sticky_counts(counts, returning, low, high, lower, upper)
     result: list[list[TaskId]] = [[] for _ in range(n_clients)]
     for tasks, quota in zip(groups, counts, strict=True):
