@@ -14,11 +14,13 @@ asks every assignor to keep, in the form the lag-aware sticky assignor
   warmups and probing rebalances), so it binds nothing now. The assignor guarantees no bound on
   the stateful load (actives + standbys) or on the active load of this rebalance's output, so
   none is modelled (no tighter than the assignor).
-* **Stateless tasks to the least loaded.** Kafka's ``assignStatelessActiveTasks`` rule, which
-  the assignor keeps: each stateless task goes to a client with the fewest actives per thread
-  at its turn. Loads only grow, so every client ``c`` running a stateless task ends with
-  ``(actives_c - 1) / capacity_c <= min_d actives_d / capacity_d``; the model keeps exactly
-  that (a consequence of the deal, so no tighter than it).
+* **Stateless tasks within one task per thread of the least loaded.** The assignor deals
+  stateless tasks within the window of Kafka's ``assignStatelessActiveTasks`` deal (every
+  client's active load between that deal's least load ``m`` and ``m + 1``, a client above
+  ``m + 1`` getting none; ``lag_aware_sticky.stateless.balance_window``), so every client
+  ``c`` running a stateless task ends with ``actives_c / capacity_c <= min_d actives_d /
+  capacity_d + 1``; the model keeps exactly that (a consequence of the window, so no tighter
+  than it; Kafka's own deal, ``(actives_c - 1) / capacity_c <= min``, keeps it too).
 * **The zone rule** (KIP-708), exactly as :func:`zone_violations` counts it: a standby that
   shares the value of one ``rack.aware.assignment.tags`` key with its active, while a client
   with another value for that key holds no copy of the task, is one violation per key. The
@@ -136,7 +138,8 @@ def add_same_rules(built: AssignmentModel, zone_rule: bool = True) -> None:
     Adds ``built.target[c, t]`` (the client task ``t`` ends on), its balance (one of the
     windows of :func:`~streams_assign.optimal.model.balance_windows` with spread 1 over the
     stateful tasks) and ``target[c, t] <= active[c, t]`` for every client ``c`` caught up on
-    ``t``; every client running a stateless task among the least loaded before its last one;
+    ``t``; every client running a stateless task within one task per thread of the least
+    loaded;
     with client tags, ``built.objectives["zone_violations"]``.
     """
     if built.client_generic_active or any(
@@ -170,10 +173,10 @@ def add_same_rules(built: AssignmentModel, zone_rule: bool = True) -> None:
 
 
 def _add_stateless_to_least_loaded(built: AssignmentModel) -> None:
-    """Every client with a stateless task was among the least loaded before its last one.
+    """Every client with a stateless task is within one task per thread of the least loaded.
 
     In integers, with ``L`` the least common multiple of the capacities and ``w_c = L / q_c``:
-    ``least <= actives_d * w_d`` for every client ``d``, and ``(actives_c - 1) * w_c <= least``
+    ``least <= actives_d * w_d`` for every client ``d``, and ``actives_c * w_c <= least + L``
     for every client ``c`` that runs a stateless task (``runs_stateless[c]``).
     """
     costs, model = built.costs, built.model
@@ -186,7 +189,7 @@ def _add_stateless_to_least_loaded(built: AssignmentModel) -> None:
         model.add(least <= built.active_count[c] * weight)
         runs_stateless = model.new_bool_var(f"runs_stateless_{c}")
         model.add(built.stateless_count[c] == 0).only_enforce_if(runs_stateless.Not())
-        model.add((built.active_count[c] - 1) * weight <= least).only_enforce_if(runs_stateless)
+        model.add(built.active_count[c] * weight <= least + common).only_enforce_if(runs_stateless)
 
 
 def target_hint(built: AssignmentModel, active: dict[int, int]) -> None:

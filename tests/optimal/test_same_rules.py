@@ -4,8 +4,9 @@ The enumeration is written here from the rules alone (``streams_assign.optimal.s
 states them): every task active once on a caught-up client when there is one, exactly
 ``min(num.standby.replicas, clients - 1)`` standbys elsewhere, and some choice of targets (a
 caught-up target only where the task runs now) whose stateful counts have a load spread of at
-most one task per thread; every client running a stateless task was among the least loaded
-before its last one (``(actives - 1) / capacity <= min`` of actives per thread). With client
+most one task per thread; every client running a stateless task within one task per thread of
+the least loaded (``actives / capacity <= min + 1`` of actives per thread, the window of the
+assignor's stateless deal). With client
 tags, zone violations counted per standby and key.
 """
 
@@ -125,7 +126,7 @@ def brute_force(cluster: ClusterState) -> tuple[int, int, int]:
         counts = [actives.count(c) for c in range(n)]
         least = min(Fraction(counts[c], caps[c]) for c in range(n))
         runs_stateless = {a for t, a in enumerate(actives) if t not in stateful}
-        return all(Fraction(counts[c] - 1, caps[c]) <= least for c in runs_stateless)
+        return all(Fraction(counts[c], caps[c]) <= least + 1 for c in runs_stateless)
 
     per_task = options(cluster)
     costs = [[cost(t, o) for o in opts] for t, opts in enumerate(per_task)]

@@ -23,12 +23,17 @@ state is instead:
 5. **Warmups** (:func:`assign_warmup_replicas`): a pending move whose target holds no standby gets a
    warmup replica while ``max.warmup.replicas`` lasts, a target that held the task first
    (:func:`warmup_priority`); any pending move asks for a probing rebalance.
-6. **Stateless actives** (:func:`assign_stateless_tasks`): the per-client counts Kafka's
-   least-loaded deal gives, filled with each client's previous stateless tasks first.
+6. **Stateless actives** (:func:`assign_stateless_tasks`): counts within the balance window
+   of Kafka's least-loaded deal (every client's active load within one task per thread of that
+   deal's least load, each subtopology within one of an even share or the deal's own range),
+   chosen to keep as many tasks as possible on the client that ran them; each client gets its
+   previous stateless tasks first.
 
 Complexity: O((T + C) log C) for T tasks and C clients without client tags (heaps keyed by load
-per thread), plus O(T * C) for the tag-aware standby choice. ``docs/improved-assignor.md`` gives
-the measurements against Kafka's assignor and the CP-SAT optimum.
+per thread), plus O(T * C) for the tag-aware standby choice and, for the stateless counts, a
+breadth-first chain per returning task Kafka's deal does not keep.
+``docs/improved-assignor.md`` gives the measurements against Kafka's assignor and the CP-SAT
+optimum.
 
 References: KIP-441 (warmup replicas, probing rebalances, the caught-up rule), KIP-708 (client
 tags), Kafka's ``TaskAssignorConvergenceTest`` balance criteria.
