@@ -71,7 +71,7 @@ def assert_grouped_in_time_order(ordered: list[tuple[int, int]]) -> None:
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(rows=rows_strategy, wide=st.booleans())
 def test_prefix_keeps_each_task_together_in_time_order(
