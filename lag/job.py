@@ -484,7 +484,9 @@ def compute_lags(
     else:
         raise_arrow_batch_rows(spark)
         merged = True
-        snapshots = merge_as_of_join(good_offsets, good_ends, layout)
+        starts = [r["first"] for r in end_stats if r["topic"] in layout.changelogs]
+        origin = min((t for t in starts if t is not None), default=None)
+        snapshots = merge_as_of_join(good_offsets, good_ends, layout, origin)
     if persist and cache_snapshots:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
 
