@@ -48,11 +48,16 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     counts = [0] * n_clients
     target = [-1] * n_tasks
     kept: list[list[int]] = [[] for _ in range(n_clients)]
+    costs, base_cost = problem.costs, problem.base_cost
     for t in range(n_tasks):
         owners = problem.prev_active[t]
         if not owners:
             continue
-        owner = min(owners, key=lambda c: (problem.restore_cost(c, t), c))
+        owner = (
+            owners[0]
+            if len(owners) == 1
+            else min(owners, key=lambda c: (costs[t].get(c, base_cost[t]), c))
+        )
         if problem.caught_up(owner, t) or not problem.caught[t]:
             # Caught up, or nobody is: the previous owner has the most state (or ties for it).
             kept[owner].append(t)
@@ -87,21 +92,21 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
             t,
         )
     )
+    capacity = problem.capacity
     for t in pending:
         best = None
         # Ties in records to restore go to a client with local state: the records charged to
         # a client without state are a lower estimate of its changelog.
         best_key: tuple[int, bool, float, int] | None = None
-        for c in problem.lags[t]:
+        for c, cost in costs[t].items():
             if counts[c] >= upper[c]:
                 continue
-            key = (problem.restore_cost(c, t), False, (counts[c] + 1) / problem.capacity[c], c)
+            key = (cost, False, (counts[c] + 1) / capacity[c], c)
             if best_key is None or key < best_key:
                 best, best_key = c, key
         generic = heap.pop(exclude=problem.lags[t].keys())
         if generic is not None:
-            cost = 0 if problem.generic_caught_up[t] else problem.no_state_lag[t]
-            key = (cost, True, (counts[generic] + 1) / problem.capacity[generic], generic)
+            key = (base_cost[t], True, (counts[generic] + 1) / capacity[generic], generic)
             if best_key is None or key < best_key:
                 best = generic
         if best is None:
@@ -118,7 +123,7 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         counts,
         lower,
         upper,
-        lambda t, c: (problem.restore_cost(c, t), c not in problem.prev_active[t]),
+        lambda t, c: (costs[t].get(c, base_cost[t]), c not in problem.prev_active[t]),
         lambda t: problem.lags[t].keys(),
     )
     return target
@@ -290,13 +295,19 @@ def spread_subtopologies(
         return
     n_groups = max(groups) + 1
     by_client: list[list[list[int]]] = [[[] for _ in range(n_clients)] for _ in range(n_groups)]
+    # Per subtopology and client, len(by_client[g][c]), kept up to date by move().
+    held = [[0] * n_clients for _ in range(n_groups)]
+    size = [0] * n_groups
     for t, g in enumerate(groups):
         by_client[g][owner[t]].append(t)
-    size = [sum(len(tasks) for tasks in by_client[g]) for g in range(n_groups)]
+        held[g][owner[t]] += 1
+        size[g] += 1
 
     def move(t: int, g: int, src: int, dst: int) -> None:
         by_client[g][src].remove(t)
         by_client[g][dst].append(t)
+        held[g][src] -= 1
+        held[g][dst] += 1
         owner[t] = dst
 
     def plan(
@@ -311,9 +322,9 @@ def spread_subtopologies(
         # Of the subtopologies the receiver has most more of (at most SWAP_CHOICES), the
         # cheapest task to give back.
         spare = sorted(
-            (len(by_client[h][donor]) - len(by_client[h][receiver]), h)
-            for h in range(n_groups)
-            if h != g and len(by_client[h][donor]) < len(by_client[h][receiver])
+            (rows[donor] - rows[receiver], h)
+            for h, rows in enumerate(held)
+            if h != g and rows[donor] < rows[receiver]
         )[:SWAP_CHOICES]
         best: tuple[tuple[int, int], int, int, int] | None = None
         there = cost(t, receiver)
@@ -328,7 +339,10 @@ def spread_subtopologies(
     def even_out(g: int) -> tuple[bool, bool]:
         # Steps for subtopology ``g`` until its counts differ by at most one or no step fits:
         # (stuck without a step, made a step).
-        extremes = _Extremes([len(tasks) for tasks in by_client[g]])
+        row = held[g]
+        if max(row) - min(row) <= 1:
+            return False, False  # within the bound already (the loop below would stop at once)
+        extremes = _Extremes(list(row))
         stepped = False
         for _ in range(size[g]):
             donor, least = extremes.most(), extremes.least()
@@ -385,8 +399,8 @@ class _Extremes:
 
     def __init__(self, counts: list[int]) -> None:
         self.counts = counts
-        self._most = [(-n, c) for c, n in enumerate(counts)]
-        self._least = [(n, c) for c, n in enumerate(counts)]
+        self._most = list(zip([-n for n in counts], range(len(counts)), strict=True))
+        self._least = list(zip(counts, range(len(counts)), strict=True))
         heapq.heapify(self._most)
         heapq.heapify(self._least)
 
