@@ -118,7 +118,14 @@ def _even_out_standbys(
         for c in chosen:
             held_by[c].append(t)
 
+    # Without rack.aware.assignment.tags no client shares a tag value: the tag tests are moot.
+    tagged = bool(problem.cluster.configs.rack_aware_assignment_tags)
+
     def movable(donor: int, receiver: int) -> list[int]:
+        if not tagged:
+            return [
+                t for t in held_by[donor] if active[t] != receiver and receiver not in standbys[t]
+            ]
         return [
             t
             for t in held_by[donor]
@@ -155,7 +162,11 @@ def _even_out_standbys(
                     if (
                         h in via
                         or not (x_held or _fresh(problem, h, t))
-                        or problem.shared_tags(x, active[t]) > problem.shared_tags(h, active[t])
+                        or (
+                            tagged
+                            and problem.shared_tags(x, active[t])
+                            > problem.shared_tags(h, active[t])
+                        )
                     ):
                         continue
                     via[h] = (t, x)
@@ -245,16 +256,16 @@ def _exchange_standbys(
         for c in chosen:
             held_by[c].add(t)
 
-    memo: dict[tuple[int, int], tuple[int, int]] = {}
+    caught, prev_standby, prev_active = problem.caught, problem.prev_standby, problem.prev_active
+    costs, base_cost = problem.costs, problem.base_cost
 
     def key(client: int, task: int) -> tuple[int, int]:
-        found = memo.get((client, task))
-        if found is None:
-            found = problem.restore_cost(client, task), int(_fresh(problem, client, task))
-            memo[client, task] = found
-        return found
+        # (records to restore, 1 when the client held no copy of the task: a moved copy)
+        return (
+            costs[task].get(client, base_cost[task]),
+            int(client not in prev_standby[task] and client not in prev_active[task]),
+        )
 
-    caught, prev_standby, prev_active = problem.caught, problem.prev_standby, problem.prev_active
     for t, chosen in enumerate(standbys):
         for c in list(chosen):
             if c in caught[t] and (c in prev_standby[t] or c in prev_active[t]):
@@ -330,11 +341,23 @@ def _standby_choice(
     heap: LeastLoaded,
 ) -> int | None:
     best, best_key = None, None
-    holders = set(problem.lags[t]) | problem.prev_standby[t]
+    prev_standby, prev_active = problem.prev_standby[t], problem.prev_active[t]
+    holders = set(problem.lags[t]) | prev_standby
+    lower, upper = bounds
+    costs, base_cost, capacity = problem.costs[t], problem.base_cost[t], problem.capacity
     for c in holders:
         if c in taken:
             continue
-        key = _standby_key(problem, c, t, counts, bounds)
+        n = counts[c]
+        # _standby_key, inlined (the hot loop of the standby choice).
+        key = (
+            n >= upper[c],
+            costs.get(c, base_cost),
+            c not in prev_standby and c not in prev_active,
+            n >= lower[c],
+            (n + 1) / capacity[c],
+            c,
+        )
         if best_key is None or key < best_key:
             best, best_key = c, key
     generic = heap.pop(exclude=taken | holders)
@@ -416,11 +439,20 @@ def settle_standby_moves(
         place to the standbys that run now.
     """
     moves: list[tuple[int, int]] = []
+    # Without rack.aware.assignment.tags every tag spread is 0: the spread test is moot.
+    tagged = bool(problem.cluster.configs.rack_aware_assignment_tags)
+    caught, lags, generic = problem.caught, problem.lags, problem.generic_caught_up
     for t, chosen in enumerate(standbys):
         held: set[int] | None = None
         displaced: list[int] = []
+        costs, base_cost = problem.costs[t], problem.base_cost[t]
         for i, c in enumerate(chosen):
-            if problem.caught_up(c, t) or (c == target[t] and t in early):
+            # problem.caught_up(c, t), inlined
+            if (
+                c in caught[t]
+                or (c not in lags[t] and generic[t])
+                or (c == target[t] and t in early)
+            ):
                 continue
             # A planned place another standby of the task gave up may take this one: it then
             # restores less than this place, and is no pending move.
@@ -429,19 +461,20 @@ def settle_standby_moves(
                 held = problem.prev_standby[t] | set(problem.prev_active[t])
             # A holder is cheaper when it restores fewer records, or as many while the target
             # held nothing (a lag of -3: state of unknown size, charged like none at all).
-            cost = (problem.restore_cost(c, t), c not in held)
-            others = chosen[:i] + chosen[i + 1 :]
-            spread = problem.tag_spread([active[t], c, *others])
+            cost = (costs.get(c, base_cost), c not in held)
             spare = [
                 h
-                for h in held.union(problem.lags[t])
-                if h not in taken
-                and (problem.restore_cost(h, t), h not in held) < cost
-                and problem.tag_spread([active[t], h, *others]) >= spread
+                for h in held.union(lags[t])
+                if h not in taken and (costs.get(h, base_cost), h not in held) < cost
             ]
+            if tagged and spare:
+                others = chosen[:i] + chosen[i + 1 :]
+                spread = problem.tag_spread([active[t], c, *others])
+                spare = [h for h in spare if problem.tag_spread([active[t], h, *others]) >= spread]
             if not spare:
                 continue
-            chosen[i] = min(spare, key=lambda h: (h not in held, problem.restore_cost(h, t), h))
+            places = held
+            chosen[i] = min(spare, key=lambda h: (h not in places, costs.get(h, base_cost), h))
             displaced.append(c)
         moves.extend((t, c) for c in displaced if c not in chosen)
     return moves
