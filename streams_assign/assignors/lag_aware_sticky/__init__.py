@@ -151,10 +151,12 @@ class LagAwareStickyTaskAssignor:
             stby[c].append(problem.tasks[t])
             warm[c].append(problem.tasks[t])
         stateless = assign_stateless_tasks(cluster, [len(a) for a in act])
+        # Stateful tasks are indexed in TaskId order, so act[c] and stby[c] are sorted already
+        # unless stateless tasks or warmups joined them (then sorted, as Kafka lists them).
         decided = {
             client.id: ClientAssignment(
-                active=tuple(sorted(act[c] + stateless[c])),
-                standby=tuple(sorted(stby[c])),
+                active=tuple(sorted(act[c] + stateless[c]) if stateless[c] else act[c]),
+                standby=tuple(sorted(stby[c]) if warm[c] else stby[c]),
                 warmup=tuple(sorted(warm[c])),
             )
             for c, client in enumerate(cluster.clients)

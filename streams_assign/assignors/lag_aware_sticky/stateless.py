@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Sequence
+from itertools import chain, repeat
 
 from streams_assign.model import ClusterState, TaskId
 
@@ -65,13 +66,6 @@ def least_loaded_counts(
     return counts
 
 
-def _put(members: set[int], client: int, inside: bool) -> None:
-    if inside:
-        members.add(client)
-    else:
-        members.discard(client)
-
-
 class _Deal:
     """Counts of one stateless deal with their bounds, and the hand-overs between clients.
 
@@ -129,7 +123,8 @@ class _Deal:
 
     def taker(self, g: int) -> int:
         """The first client with room for a task of ``g`` below its upper total, or -1."""
-        return min((c for c in self.below if self.room(g, c)), default=-1)
+        row, top = self.k[g], self.high[g]
+        return min((c for c in self.below if row[c] < top[c]), default=-1)
 
     def move(self, g: int, giver: int, taker: int) -> None:
         self._shift(g, giver, taker)
@@ -144,25 +139,36 @@ class _Deal:
         self.state = state
 
     def _shift(self, g: int, giver: int, taker: int) -> None:
-        row = self.k[g]
+        row, floor, back, members = self.k[g], self.low[g], self.r[g], self.spare[g]
+        totals, fed_by, above_set, below_set = self.total, self.fed_by, self.above, self.below
         row[giver] -= 1
         row[taker] += 1
         for c, delta in ((giver, -1), (taker, 1)):
-            total = self.total[c] + delta
-            self.total[c] = total
-            was_above = c in self.above
-            spare = row[c] > self.low[g][c] and row[c] > self.r[g][c]
-            if spare != (c in self.spare[g]):
-                _put(self.spare[g], c, spare)
+            total = totals[c] + delta
+            totals[c] = total
+            was_above = c in above_set
+            spare = row[c] > floor[c] and row[c] > back[c]
+            if spare != (c in members):
+                if spare:
+                    members.add(c)
+                else:
+                    members.discard(c)
                 if was_above:
-                    self.fed_by[g] += 1 if spare else -1
+                    fed_by[g] += 1 if spare else -1
             above = total > self.lower[c]
             if above != was_above:
-                _put(self.above, c, above)
-                for h in self.groups:
-                    if c in self.spare[h]:
-                        self.fed_by[h] += 1 if above else -1
-            _put(self.below, c, total < self.upper[c])
+                if above:
+                    above_set.add(c)
+                else:
+                    above_set.discard(c)
+                step = 1 if above else -1
+                for h, others in enumerate(self.spare):
+                    if c in others:
+                        fed_by[h] += step
+            if total < self.upper[c]:
+                below_set.add(c)
+            else:
+                below_set.discard(c)
 
     def fed(self, extra: Sequence[int] = ()) -> list[bool]:
         """Per subtopology, whether a client taking one of its tasks can pass the lack on to
@@ -175,12 +181,16 @@ class _Deal:
         fed = [count > 0 for count in self.fed_by]
         for g in extra:
             fed[g] = True
+        k, high = self.k, self.high
         grown = True
         while grown:
             grown = False
-            sources = [h for h in self.groups if fed[h]]
+            sources = [(k[h], high[h]) for h in self.groups if fed[h]]
             for g in self.groups:
-                if not fed[g] and any(self.room(h, z) for z in self.spare[g] for h in sources):
+                # any(self.room(h, z)), inlined: the hot loop of the search
+                if not fed[g] and any(
+                    row[z] < top[z] for z in self.spare[g] for row, top in sources
+                ):
                     fed[g] = grown = True
         self._fed = (key, fed)
         return fed
@@ -190,12 +200,13 @@ class _Deal:
         from a client above its lower total, through clients that pass one on; applied when
         found."""
         parent: dict[int, tuple[int, int]] = {start: (-1, -1)}
+        k, high = self.k, self.high
         # A subtopology's spare clients are all reached the first time it is opened.
         opened = [False] * len(self.k)
         queue = deque([start])
         while queue:
             x = queue.popleft()
-            reached = [g for g in self.groups if not opened[g] and self.room(g, x)]
+            reached = [g for g in self.groups if not opened[g] and k[g][x] < high[g][x]]
             for g in reached:
                 opened[g] = True
                 if self.fed_by[g]:
@@ -290,10 +301,13 @@ def _keep_one_more(deal: _Deal, g: int, p: int) -> bool:
     if excess and not gives:
         return False
     passes = next((h for h in gives if deal.taker(h) >= 0), -1) if excess else -1
+    # deal.room(h, q), inlined below: (h, its counts, their ceilings) per subtopology p gives
+    k, high = deal.k, deal.high
+    giving = [(h, k[h], high[h]) for h in gives]
     if excess and deal.fed_by[g]:
         for q in sorted(deal.feeders(g)):
             # A swap: p gives q a spare task of another subtopology, both totals unchanged.
-            swap = next((h for h in gives if deal.room(h, q)), -1)
+            swap = next((h for h, row, top in giving if row[q] < top[q]), -1)
             if (swap >= 0 or passes >= 0) and _hand_over(deal, g, p, q, swap, passes):
                 return True
     others = deal.spare[g] - deal.above
@@ -301,13 +315,13 @@ def _keep_one_more(deal: _Deal, g: int, p: int) -> bool:
         return False
     # Once it has the task, p itself feeds the subtopologies it can spare, if above its floor.
     fed = deal.fed(gives if not excess and deal.total[p] + 1 > deal.lower[p] else ())
-    drains = [h for h in deal.groups if fed[h]]
+    drains = [(k[h], high[h]) for h in deal.groups if fed[h]]
     if not fed[g] and not drains and not gives:
         return False
     for q in sorted(others):
-        swap = next((h for h in gives if deal.room(h, q)), -1)
+        swap = next((h for h, row, top in giving if row[q] < top[q]), -1)
         if swap < 0 and (
-            (excess and passes < 0) or not (fed[g] or any(deal.room(h, q) for h in drains))
+            (excess and passes < 0) or not (fed[g] or any(row[q] < top[q] for row, top in drains))
         ):
             continue
         if _hand_over(deal, g, p, q, swap, passes if excess else -1):
@@ -414,9 +428,10 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
         by_sub.setdefault((task.topology_name, task.subtopology), []).append(task)
     stateful_subs = {(t.topology_name, t.subtopology) for t in cluster.stateful_tasks}
     previous: dict[TaskId, int] = {}
-    for c, client in enumerate(clients):
-        for task in client.prev_active:
-            previous.setdefault(task, c)
+    # The first client that ran the task: clients in reverse, each overwriting the later ones.
+    for c in range(n_clients - 1, -1, -1):
+        for task in clients[c].prev_active:
+            previous[task] = c
     groups = list(by_sub.values())
     returning = [[0] * n_clients for _ in groups]
     for g, tasks in enumerate(groups):
@@ -450,7 +465,7 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
                 quota[c] -= 1
             else:
                 rest.append(task)
-        slots = (c for c in range(n_clients) for _ in range(quota[c]))
+        slots = chain.from_iterable(map(repeat, range(n_clients), quota))  # c, quota[c] times
         for task in rest:
             result[next(slots)].append(task)
     return result
