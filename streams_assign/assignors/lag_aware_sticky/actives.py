@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
@@ -294,7 +295,8 @@ def spread_subtopologies(
     if n_clients < 2 or not groups:
         return
     n_groups = max(groups) + 1
-    by_client: list[list[list[int]]] = [[[] for _ in range(n_clients)] for _ in range(n_groups)]
+    # Per subtopology, client -> its tasks of the subtopology (only clients that have some).
+    by_client: list[defaultdict[int, list[int]]] = [defaultdict(list) for _ in range(n_groups)]
     # Per subtopology and client, len(by_client[g][c]), kept up to date by move().
     held = [[0] * n_clients for _ in range(n_groups)]
     size = [0] * n_groups
@@ -395,14 +397,23 @@ def spread_subtopologies(
 
 
 class _Extremes:
-    """Per-client counts with their largest and smallest at hand (lazy heaps)."""
+    """Per-client counts with their largest and smallest at hand, for one subtopology's spread.
+
+    The largest: a lazy heap of ``(-count, client)`` over the clients with a task (a client
+    whose count rises is pushed anew). The smallest: the clients at the least count ``m`` in
+    index order, walked with a pointer; this relies on the spread's steps, in which only a
+    client at the least count gains and a client losing a task is at least two above it, so
+    ``m`` never falls and a client that left level ``m`` never returns to it. Building both is
+    ``O(C)`` in C-level loops; each step costs ``O(log C)`` and each new level one scan.
+    """
 
     def __init__(self, counts: list[int]) -> None:
         self.counts = counts
-        self._most = list(zip([-n for n in counts], range(len(counts)), strict=True))
-        self._least = list(zip(counts, range(len(counts)), strict=True))
+        self._most = [(-n, c) for c, n in enumerate(counts) if n > 0]
         heapq.heapify(self._most)
-        heapq.heapify(self._least)
+        self._level = min(counts)
+        self._at_level = [c for c, n in enumerate(counts) if n == self._level]
+        self._next = 0
 
     def most(self) -> int:
         """The client with the largest count (ties: the smaller index)."""
@@ -412,14 +423,24 @@ class _Extremes:
 
     def least(self) -> int:
         """The client with the smallest count (ties: the smaller index)."""
-        while self._least[0][0] != self.counts[self._least[0][1]]:
-            heapq.heappop(self._least)
-        return self._least[0][1]
+        counts = self.counts
+        while True:
+            members = self._at_level
+            while self._next < len(members):
+                c = members[self._next]
+                if counts[c] == self._level:
+                    return c
+                self._next += 1
+            # Everyone at this level has risen: the next level up (the least never falls).
+            self._level += 1
+            self._at_level = [c for c, n in enumerate(counts) if n == self._level]
+            self._next = 0
 
     def add(self, client: int, delta: int) -> None:
+        """Change a client's count by ``delta`` (a gain only at the least count, see above)."""
         self.counts[client] += delta
-        heapq.heappush(self._most, (-self.counts[client], client))
-        heapq.heappush(self._least, (self.counts[client], client))
+        if self.counts[client] > 0:
+            heapq.heappush(self._most, (-self.counts[client], client))
 
 
 def assign_immediate_stateful_actives(
