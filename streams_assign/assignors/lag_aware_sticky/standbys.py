@@ -267,19 +267,29 @@ def _exchange_standbys(
         )
 
     for t, chosen in enumerate(standbys):
+        # key(., t) inlined in the loops over the task's places (the hot loop of the pass).
+        costs_t, base_t, standby_t, active_t = (
+            costs[t],
+            base_cost[t],
+            prev_standby[t],
+            prev_active[t],
+        )
         for c in list(chosen):
-            if c in caught[t] and (c in prev_standby[t] or c in prev_active[t]):
+            if c in caught[t] and (c in standby_t or c in active_t):
                 continue  # a caught-up holder: nothing is better
-            here = key(c, t)
-            if here == (0, 0):
+            here_cost = costs_t.get(c, base_t)
+            here_fresh = int(c not in standby_t and c not in active_t)
+            if here_cost == 0 and here_fresh == 0:
                 continue
-            places = set(problem.lags[t]) | prev_standby[t] | set(prev_active[t])
+            places = set(problem.lags[t]) | standby_t | set(active_t)
             best: tuple[tuple[int, int], int, int] | None = None
             for h in sorted(places):
                 if h == active[t] or h in chosen:
                     continue
-                there = key(h, t)
-                gain = (there[0] - here[0], there[1] - here[1])
+                gain = (
+                    costs_t.get(h, base_t) - here_cost,
+                    int(h not in standby_t and h not in active_t) - here_fresh,
+                )
                 if gain[0] > 0 or gain[1] > 0 or gain == (0, 0):
                     continue
                 if counts[h] < upper[h] and counts[c] > lower[c]:
