@@ -213,6 +213,10 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
     clients = cluster.clients
     tasks = list(cluster.stateful_tasks)
     position = {task: i for i, task in enumerate(tasks)}
+    # The parser shares one TaskId object per task, so most lookups match by identity: an
+    # int-keyed dict, without calling TaskId.__hash__ (a Python method); equal task ids that
+    # are other objects fall back to ``position``. ``tasks`` keeps them alive: ids stay unique.
+    by_id = {id(task): i for i, task in enumerate(tasks)}
     lags: list[dict[int, int]] = [{} for _ in tasks]
     state_tasks: list[list[int]] = [[] for _ in clients]
     prev_active: list[list[int]] = [[] for _ in tasks]
@@ -224,7 +228,9 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
     for c, client in enumerate(clients):
         held = state_tasks[c]
         for task, lag in client.task_lags.items():
-            t = position.get(task)
+            t = by_id.get(id(task))
+            if t is None:
+                t = position.get(task)
             finite = 0 <= lag < LONG_MAX_VALUE
             if finite and lag > cluster_max:
                 cluster_max = lag
@@ -234,11 +240,15 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
                 if finite and lag > largest[t]:
                     largest[t] = lag
         for task in client.prev_active:
-            t = position.get(task)
+            t = by_id.get(id(task))
+            if t is None:
+                t = position.get(task)
             if t is not None:
                 prev_active[t].append(c)
         for task in client.prev_standby:
-            t = position.get(task)
+            t = by_id.get(id(task))
+            if t is None:
+                t = position.get(task)
             if t is not None:
                 prev_standby[t].add(c)
         # In TaskId order, not the input's: the hand-over chains search in this order.

@@ -53,15 +53,26 @@ def least_loaded_counts(
     n_clients = len(capacity)
     load = list(active_counts)
     counts = []
+    # One heap for all subtopologies, with lazy deletion: an entry (load, quota, client) is
+    # live while it matches the client's load and its quota in the current subtopology; after
+    # each subtopology the clients it touched are pushed again with quota 0. O(C + T log C).
+    heap = [(load[c] / capacity[c], 0, c) for c in range(n_clients)]
+    heapq.heapify(heap)
     for size in group_sizes:
         quota = [0] * n_clients
-        heap = [(load[c] / capacity[c], 0, c) for c in range(n_clients)]
-        heapq.heapify(heap)
+        touched = []
         for _ in range(size):
-            _, _, c = heapq.heappop(heap)
+            while True:
+                key, q, c = heapq.heappop(heap)
+                if q == quota[c] and key == load[c] / capacity[c]:
+                    break
+            if not quota[c]:
+                touched.append(c)
             quota[c] += 1
             load[c] += 1
             heapq.heappush(heap, (load[c] / capacity[c], quota[c], c))
+        for c in touched:
+            heapq.heappush(heap, (load[c] / capacity[c], 0, c))
         counts.append(quota)
     return counts
 
@@ -265,8 +276,9 @@ def sticky_counts(
     stable output is fed back), and close to optimal otherwise.
     """
     deal = _Deal(counts, returning, low, high, lower, upper)
+    # (g, p, the count p can use: its returning tasks within its ceiling)
     wanted = [
-        (g, p)
+        (g, p, min(back, high[g][p]))
         for g, row in enumerate(counts)
         for p, back in enumerate(returning[g])
         if back and row[p] < back and row[p] < high[g][p]
@@ -275,10 +287,11 @@ def sticky_counts(
     while improved and wanted:
         improved = False
         left = []
-        for g, p in wanted:
-            while counts[g][p] < min(returning[g][p], high[g][p]):
+        for g, p, most in wanted:
+            row = counts[g]
+            while row[p] < most:
                 if not _keep_one_more(deal, g, p):
-                    left.append((g, p))
+                    left.append((g, p, most))
                     break
                 improved = True
         wanted = left
