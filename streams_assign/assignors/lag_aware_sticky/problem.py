@@ -103,7 +103,7 @@ class IndexedCluster:
     acceptable: int
     generic_caught_up: list[bool] = field(default_factory=list)
     state_tasks: list[list[int]] = field(default_factory=list)  # per client: tasks with state
-    caught: list[frozenset[int]] = field(default_factory=list)  # per task: caught-up holders
+    caught: list[set[int]] = field(default_factory=list)  # per task: caught-up holders
     tags: list[tuple[str | None, ...]] = field(default_factory=list)  # per client, per tag key
     # Per stateful task: client with local state -> records to restore there (restore_cost),
     # and the records a client without state restores. Computed once: the steps ask about
@@ -225,6 +225,15 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
     # estimate of estimated_changelog_records, whose rule counts the lags of every task.
     largest = [-1] * len(tasks)
     cluster_max = 0
+    configs = cluster.configs
+    acceptable = configs.acceptable_recovery_lag
+    unbounded = acceptable == LONG_MAX_VALUE
+    # Per task, its caught-up clients and the records each client with state restores; a lag
+    # that is not finite (-3 unknown, Long.MAX_VALUE) restores the changelog estimate, known
+    # only after the pass: those places are filled in afterwards.
+    caught: list[set[int]] = [set() for _ in tasks]
+    costs: list[dict[int, int]] = [{} for _ in tasks]
+    estimated: list[tuple[int, int]] = []
     for c, client in enumerate(clients):
         held = state_tasks[c]
         for task, lag in client.task_lags.items():
@@ -239,6 +248,16 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
                 held.append(t)
                 if finite and lag > largest[t]:
                     largest[t] = lag
+                # is_caught_up, inlined: a running active (-2), any lag when unbounded, or a
+                # finite lag up to acceptable.recovery.lag.
+                if lag == LATEST_OFFSET or unbounded or (finite and lag <= acceptable):
+                    caught[t].add(c)
+                    costs[t][c] = 0
+                elif finite:
+                    costs[t][c] = lag
+                else:
+                    costs[t][c] = -1
+                    estimated.append((t, c))
         for task in client.prev_active:
             t = by_id.get(id(task))
             if t is None:
@@ -253,8 +272,6 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
                 prev_standby[t].add(c)
         # In TaskId order, not the input's: the hand-over chains search in this order.
         held.sort()
-    configs = cluster.configs
-    acceptable = configs.acceptable_recovery_lag
     least = 0 if configs.unbounded_recovery_lag else acceptable + 1
     ends = cluster.changelog_end_offset_sums or {}
     no_state = []
@@ -279,25 +296,11 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
     problem.generic_caught_up = generic
     keys = configs.rack_aware_assignment_tags
     problem.tags = [tuple(client.tags.get(key) for key in keys) for client in clients]
-    # is_caught_up, inlined: a running active (-2), any lag when unbounded, or 0..acceptable.
-    unbounded = acceptable == LONG_MAX_VALUE
-    caught = [
-        frozenset(
-            c
-            for c, lag in held.items()
-            if lag == LATEST_OFFSET or unbounded or 0 <= lag <= acceptable
-        )
-        for held in lags
-    ]
     problem.caught = caught
     problem.base_cost = [0 if generic[t] else no_state[t] for t in range(len(tasks))]
-    problem.costs = [
-        {
-            c: 0 if c in caught[t] else no_state[t] if lag < 0 or lag >= LONG_MAX_VALUE else lag
-            for c, lag in held.items()
-        }
-        for t, held in enumerate(lags)
-    ]
+    for t, c in estimated:
+        costs[t][c] = no_state[t]
+    problem.costs = costs
     return problem
 
 
