@@ -16,8 +16,19 @@ __all__ = [
     "sticky_counts",
 ]
 
+#: Byte 0 / 1 to the digit "0" / "1": a row of comparisons read as a binary numeral.
+_DIGITS = bytes.maketrans(b"\x00\x01", b"01")
+
 #: A change of one count, for undoing an augmentation that found no way to close: (g, c, delta).
 _Change = tuple[int, int, int]
+
+
+def _bits(clients: set[int]) -> int:
+    """The clients as a bitmask: bit ``c`` set for each client ``c``."""
+    mask = 0
+    for c in clients:
+        mask |= 1 << c
+    return mask
 
 
 def least_loaded_counts(
@@ -85,7 +96,10 @@ class _Deal:
     the clients above their lower total (``above``: a chain that lacks one task can end there)
     and below their upper total (``below``: a chain with one task too many can end there).
     ``state`` names the current counts (a new number after each change, the old one back after
-    an undo), so :meth:`fed` is computed once per state.
+    an undo), so :meth:`fed` is computed once per state. The same sets are mirrored as
+    bitmasks over the clients (bit ``c`` for client ``c``), with per subtopology the clients
+    with room (``room_bits``), so :meth:`fed`, :meth:`taker` and :meth:`first_feeder` are a
+    few big-integer operations (``O(G * C / 64)`` machine words) rather than loops over clients.
     """
 
     def __init__(
@@ -120,6 +134,19 @@ class _Deal:
         self.below = {c for c in clients if self.total[c] < upper[c]}
         # Per subtopology, how many clients feed it: spare a task of it, above the lower total.
         self.fed_by = [len(members & self.above) for members in self.spare]
+        self.spare_bits = [_bits(members) for members in self.spare]
+        self.above_bits = _bits(self.above)
+        self.below_bits = _bits(self.below)
+        # Bit c of room_bits[g]: counts[g][c] < high[g][c]; built in C (one byte per client,
+        # most significant first, read as a binary numeral).
+        self.room_bits = [
+            int(
+                bytes(map(int.__lt__, reversed(counts[g]), reversed(high[g]))).translate(_DIGITS)
+                or b"0",
+                2,
+            )
+            for g in self.groups
+        ]
         self.log: list[_Change] = []
         self.state = 0
         self._states = 0
@@ -132,10 +159,15 @@ class _Deal:
         """Clients with a task of ``g`` to spare, above their lower total."""
         return self.spare[g] & self.above
 
+    def first_feeder(self, g: int) -> int:
+        """``min(self.feeders(g))``: the lowest client index (``fed_by[g] > 0`` required)."""
+        members = self.spare_bits[g] & self.above_bits
+        return (members & -members).bit_length() - 1
+
     def taker(self, g: int) -> int:
         """The first client with room for a task of ``g`` below its upper total, or -1."""
-        row, top = self.k[g], self.high[g]
-        return min((c for c in self.below if row[c] < top[c]), default=-1)
+        members = self.below_bits & self.room_bits[g]
+        return (members & -members).bit_length() - 1
 
     def move(self, g: int, giver: int, taker: int) -> None:
         self._shift(g, giver, taker)
@@ -151,10 +183,16 @@ class _Deal:
 
     def _shift(self, g: int, giver: int, taker: int) -> None:
         row, floor, back, members = self.k[g], self.low[g], self.r[g], self.spare[g]
+        top = self.high[g]
         totals, fed_by, above_set, below_set = self.total, self.fed_by, self.above, self.below
         row[giver] -= 1
         row[taker] += 1
         for c, delta in ((giver, -1), (taker, 1)):
+            bit = 1 << c
+            if row[c] < top[c]:
+                self.room_bits[g] |= bit
+            else:
+                self.room_bits[g] &= ~bit
             total = totals[c] + delta
             totals[c] = total
             was_above = c in above_set
@@ -162,24 +200,30 @@ class _Deal:
             if spare != (c in members):
                 if spare:
                     members.add(c)
+                    self.spare_bits[g] |= bit
                 else:
                     members.discard(c)
+                    self.spare_bits[g] &= ~bit
                 if was_above:
                     fed_by[g] += 1 if spare else -1
             above = total > self.lower[c]
             if above != was_above:
                 if above:
                     above_set.add(c)
+                    self.above_bits |= bit
                 else:
                     above_set.discard(c)
+                    self.above_bits &= ~bit
                 step = 1 if above else -1
                 for h, others in enumerate(self.spare):
                     if c in others:
                         fed_by[h] += step
             if total < self.upper[c]:
                 below_set.add(c)
+                self.below_bits |= bit
             else:
                 below_set.discard(c)
+                self.below_bits &= ~bit
 
     def fed(self, extra: Sequence[int] = ()) -> list[bool]:
         """Per subtopology, whether a client taking one of its tasks can pass the lack on to
@@ -192,16 +236,16 @@ class _Deal:
         fed = [count > 0 for count in self.fed_by]
         for g in extra:
             fed[g] = True
-        k, high = self.k, self.high
         grown = True
         while grown:
             grown = False
-            sources = [(k[h], high[h]) for h in self.groups if fed[h]]
+            # The clients where some fed subtopology has room (the sources of this round).
+            reach = 0
+            for h in self.groups:
+                if fed[h]:
+                    reach |= self.room_bits[h]
             for g in self.groups:
-                # any(self.room(h, z)), inlined: the hot loop of the search
-                if not fed[g] and any(
-                    row[z] < top[z] for z in self.spare[g] for row, top in sources
-                ):
+                if not fed[g] and self.spare_bits[g] & reach:
                     fed[g] = grown = True
         self._fed = (key, fed)
         return fed
@@ -222,7 +266,7 @@ class _Deal:
                 opened[g] = True
                 if self.fed_by[g]:
                     # No feeder is in the chain: it would have ended there.
-                    z = min(self.feeders(g))
+                    z = self.first_feeder(g)
                     parent[z] = (x, g)
                     while z != start:
                         x, g = parent[z]
@@ -308,7 +352,7 @@ def _keep_one_more(deal: _Deal, g: int, p: int) -> bool:
     """
     excess = deal.total[p] >= deal.upper[p]
     if not excess and deal.fed_by[g]:
-        deal.move(g, min(deal.feeders(g)), p)
+        deal.move(g, deal.first_feeder(g), p)
         return True
     gives = [h for h in deal.groups if h != g and p in deal.spare[h]]
     if excess and not gives:
