@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import chain, repeat
 
 from streams_assign.model import ClusterState, TaskId
@@ -29,6 +29,14 @@ def _bits(clients: set[int]) -> int:
     for c in clients:
         mask |= 1 << c
     return mask
+
+
+def _ascending(mask: int) -> Iterator[int]:
+    """The clients of a bitmask in ascending order (lazily: a search stops at the first fit)."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 def least_loaded_counts(
@@ -362,12 +370,12 @@ def _keep_one_more(deal: _Deal, g: int, p: int) -> bool:
     k, high = deal.k, deal.high
     giving = [(h, k[h], high[h]) for h in gives]
     if excess and deal.fed_by[g]:
-        for q in sorted(deal.feeders(g)):
+        for q in _ascending(deal.spare_bits[g] & deal.above_bits):  # sorted(deal.feeders(g))
             # A swap: p gives q a spare task of another subtopology, both totals unchanged.
             swap = next((h for h, row, top in giving if row[q] < top[q]), -1)
             if (swap >= 0 or passes >= 0) and _hand_over(deal, g, p, q, swap, passes):
                 return True
-    others = deal.spare[g] - deal.above
+    others = deal.spare_bits[g] & ~deal.above_bits  # deal.spare[g] - deal.above
     if not others:
         return False
     # Once it has the task, p itself feeds the subtopologies it can spare, if above its floor.
@@ -375,7 +383,7 @@ def _keep_one_more(deal: _Deal, g: int, p: int) -> bool:
     drains = [(k[h], high[h]) for h in deal.groups if fed[h]]
     if not fed[g] and not drains and not gives:
         return False
-    for q in sorted(others):
+    for q in _ascending(others):
         swap = next((h for h, row, top in giving if row[q] < top[q]), -1)
         if swap < 0 and (
             (excess and passes < 0) or not (fed[g] or any(row[q] < top[q] for row, top in drains))
