@@ -41,6 +41,8 @@ tags), Kafka's ``TaskAssignorConvergenceTest`` balance criteria.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from streams_assign.assignors.lag_aware_sticky.actives import (
     assign_immediate_stateful_actives,
     assign_target_stateful_actives,
@@ -59,6 +61,10 @@ from streams_assign.assignors.lag_aware_sticky.standbys import (
 )
 from streams_assign.assignors.lag_aware_sticky.stateless import assign_stateless_tasks
 from streams_assign.model import Assignment, ClientAssignment, ClusterState, TaskId
+
+#: A sort key in TaskId order (``TaskId.sort_key``'s order for task ids that are all named or
+#: all unnamed, as a validated input's are), built in C.
+_TASK_ORDER = attrgetter("topology_name", "subtopology", "partition")
 
 __all__ = [
     "LagAwareStickyTaskAssignor",
@@ -152,12 +158,15 @@ class LagAwareStickyTaskAssignor:
             warm[c].append(problem.tasks[t])
         stateless = assign_stateless_tasks(cluster, [len(a) for a in act])
         # Stateful tasks are indexed in TaskId order, so act[c] and stby[c] are sorted already
-        # unless stateless tasks or warmups joined them (then sorted, as Kafka lists them).
+        # unless stateless tasks or warmups joined them: then sorted, as Kafka lists them, by
+        # _TASK_ORDER (TaskId order, compared in C rather than through TaskId.__lt__).
         decided = {
             client.id: ClientAssignment(
-                active=tuple(sorted(act[c] + stateless[c]) if stateless[c] else act[c]),
-                standby=tuple(sorted(stby[c]) if warm[c] else stby[c]),
-                warmup=tuple(sorted(warm[c])),
+                active=tuple(
+                    sorted(act[c] + stateless[c], key=_TASK_ORDER) if stateless[c] else act[c]
+                ),
+                standby=tuple(sorted(stby[c], key=_TASK_ORDER) if warm[c] else stby[c]),
+                warmup=tuple(sorted(warm[c], key=_TASK_ORDER)),
             )
             for c, client in enumerate(cluster.clients)
         }
