@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
     IndexedCluster,
@@ -62,17 +63,19 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         if problem.caught_up(owner, t) or not problem.caught[t]:
             # Caught up, or nobody is: the previous owner has the most state (or ties for it).
             kept[owner].append(t)
-    has_alternative = [
-        len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in range(n_tasks)
-    ]
     groups = subtopology_indices(problem.tasks)
+    # Only the tasks of clients above their bound are ranked by _keep_within.
+    ranked = [t for c in range(n_clients) if len(kept[c]) > upper[c] for t in kept[c]]
+    has_alternative = {
+        t: len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in ranked
+    }
     # A task whose other caught-up clients have room after the others keep theirs moves
     # without restoring; otherwise shedding it is a pending move that waits for a warmup.
     room = [max(0, upper[c] - len(kept[c])) for c in range(n_clients)]
-    has_room = [
-        problem.generic_caught_up[t] or any(room[h] > 0 for h in problem.caught[t])
-        for t in range(n_tasks)
-    ]
+    has_room = {
+        t: problem.generic_caught_up[t] or any(room[h] > 0 for h in problem.caught[t])
+        for t in ranked
+    }
     for c in range(n_clients):
         tasks = kept[c]
         if len(tasks) > upper[c]:
@@ -134,8 +137,8 @@ def _keep_within(
     tasks: list[int],
     limit: int,
     groups: Sequence[int],
-    has_room: Sequence[bool],
-    has_alternative: Sequence[bool],
+    has_room: Mapping[int, bool],
+    has_alternative: Mapping[int, bool],
     no_state_lag: Sequence[int],
 ) -> list[int]:
     """The ``limit`` tasks a client keeps of its caught-up previous actives when above its bound.
@@ -239,7 +242,7 @@ def _raise_to_lower_bounds(
             t = min(
                 owned[donor],
                 key=lambda t: (
-                    problem.restore_cost(d, t),
+                    problem.costs[t].get(d, problem.base_cost[t]),  # restore_cost(d, t)
                     donor in problem.prev_active[t],
                     -t,
                 ),
@@ -409,10 +412,11 @@ class _Extremes:
 
     def __init__(self, counts: list[int]) -> None:
         self.counts = counts
-        self._most = [(-n, c) for c, n in enumerate(counts) if n > 0]
+        clients = range(len(counts))
+        self._most = [(-counts[c], c) for c in compress(clients, counts)]  # counts are >= 0
         heapq.heapify(self._most)
         self._level = min(counts)
-        self._at_level = [c for c, n in enumerate(counts) if n == self._level]
+        self._at_level = list(compress(clients, map(self._level.__eq__, counts)))
         self._next = 0
 
     def most(self) -> int:
@@ -433,7 +437,7 @@ class _Extremes:
                 self._next += 1
             # Everyone at this level has risen: the next level up (the least never falls).
             self._level += 1
-            self._at_level = [c for c, n in enumerate(counts) if n == self._level]
+            self._at_level = list(compress(range(len(counts)), map(self._level.__eq__, counts)))
             self._next = 0
 
     def add(self, client: int, delta: int) -> None:
