@@ -259,15 +259,9 @@ def _exchange_standbys(
     caught, prev_standby, prev_active = problem.caught, problem.prev_standby, problem.prev_active
     costs, base_cost = problem.costs, problem.base_cost
 
-    def key(client: int, task: int) -> tuple[int, int]:
-        # (records to restore, 1 when the client held no copy of the task: a moved copy)
-        return (
-            costs[task].get(client, base_cost[task]),
-            int(client not in prev_standby[task] and client not in prev_active[task]),
-        )
-
     for t, chosen in enumerate(standbys):
-        # key(., t) inlined in the loops over the task's places (the hot loop of the pass).
+        # A place's key: (records to restore, 1 when the client held no copy of the task: a
+        # moved copy), computed inline in the loops over the task's places (the hot loops).
         costs_t, base_t, standby_t, active_t = (
             costs[t],
             base_cost[t],
@@ -299,11 +293,22 @@ def _exchange_standbys(
                 for u in sorted(held_by[h]):
                     if c == active[u] or c in standbys[u]:
                         continue
-                    away, back = key(h, u), key(c, u)
+                    # the keys of h and c for u
+                    costs_u, base_u, standby_u, active_u = (
+                        costs[u],
+                        base_cost[u],
+                        prev_standby[u],
+                        prev_active[u],
+                    )
+                    away_fresh = int(h not in standby_u and h not in active_u)
+                    back_fresh = int(c not in standby_u and c not in active_u)
                     # Only a standby the first client held too can come back without a move.
-                    if gain[1] == 0 and away[1] == 0 and back[1]:
+                    if gain[1] == 0 and away_fresh == 0 and back_fresh:
                         continue
-                    step = (gain[0] + back[0] - away[0], gain[1] + back[1] - away[1])
+                    step = (
+                        gain[0] + costs_u.get(c, base_u) - costs_u.get(h, base_u),
+                        gain[1] + back_fresh - away_fresh,
+                    )
                     pareto = step[0] <= 0 and step[1] <= 0 and step != (0, 0)
                     if pareto and (best is None or step < best[0]):
                         best = (step, h, u)
@@ -352,7 +357,7 @@ def _standby_choice(
 ) -> int | None:
     best, best_key = None, None
     prev_standby, prev_active = problem.prev_standby[t], problem.prev_active[t]
-    holders = set(problem.lags[t]) | prev_standby
+    holders = prev_standby.union(problem.lags[t])
     lower, upper = bounds
     costs, base_cost, capacity = problem.costs[t], problem.base_cost[t], problem.capacity
     for c in holders:
@@ -372,7 +377,15 @@ def _standby_choice(
             best, best_key = c, key
     generic = heap.pop(exclude=taken | holders)
     if generic is not None:
-        key = _standby_key(problem, generic, t, counts, bounds)
+        n = counts[generic]
+        key = (  # _standby_key, inlined
+            n >= upper[generic],
+            costs.get(generic, base_cost),
+            generic not in prev_standby and generic not in prev_active,
+            n >= lower[generic],
+            (n + 1) / capacity[generic],
+            generic,
+        )
         if best_key is None or key < best_key:
             best = generic
     if best is None:
