@@ -488,21 +488,38 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
     clients = cluster.clients
     n_clients = len(clients)
     capacity = [client.capacity for client in clients]
-    by_sub: dict[tuple[str | None, int], list[TaskId]] = {}
-    for task in cluster.stateless_tasks:
-        by_sub.setdefault((task.topology_name, task.subtopology), []).append(task)
+    stateless = cluster.stateless_tasks
+    # Stateless tasks by position; per subtopology, its tasks' positions in TaskId order.
+    by_sub: dict[tuple[str | None, int], list[int]] = {}
+    for i, task in enumerate(stateless):
+        by_sub.setdefault((task.topology_name, task.subtopology), []).append(i)
     stateful_subs = {(t.topology_name, t.subtopology) for t in cluster.stateful_tasks}
-    previous: dict[TaskId, int] = {}
-    # The first client that ran the task: clients in reverse, each overwriting the later ones.
+    # Per stateless task, the first client that ran it (-1: none): clients in reverse, each
+    # overwriting the later ones. The parser shares one TaskId object per task, so positions
+    # are found by identity first (no TaskId.__hash__ call), stateful tasks skipped the same
+    # way; other objects equal to a task fall back to a lookup by value.
+    by_id = {id(task): i for i, task in enumerate(stateless)}
+    by_value: dict[TaskId, int] | None = None  # built at the first task not found by identity
+    stateful_ids = {id(task) for task in cluster.stateful_tasks}
+    previous = [-1] * len(stateless)
     for c in range(n_clients - 1, -1, -1):
         for task in clients[c].prev_active:
-            previous[task] = c
+            pos = by_id.get(id(task))
+            if pos is None:
+                if id(task) in stateful_ids:
+                    continue
+                if by_value is None:
+                    by_value = {task: i for i, task in enumerate(stateless)}
+                pos = by_value.get(task)
+                if pos is None:
+                    continue
+            previous[pos] = c
     groups = list(by_sub.values())
     returning = [[0] * n_clients for _ in groups]
     for g, tasks in enumerate(groups):
-        for task in tasks:
-            if task in previous:
-                returning[g][previous[task]] += 1
+        for i in tasks:
+            if previous[i] >= 0:
+                returning[g][previous[i]] += 1
     sizes = [len(tasks) for tasks in groups]
     counts = least_loaded_counts(sizes, active_counts, capacity)
     if groups:
@@ -523,14 +540,14 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
     for tasks, quota in zip(groups, counts, strict=True):
         quota = list(quota)
         rest = []
-        for task in tasks:
-            c = previous.get(task, -1)
+        for i in tasks:
+            c = previous[i]
             if c >= 0 and quota[c] > 0:
-                result[c].append(task)
+                result[c].append(stateless[i])
                 quota[c] -= 1
             else:
-                rest.append(task)
+                rest.append(stateless[i])
         slots = chain.from_iterable(map(repeat, range(n_clients), quota))  # c, quota[c] times
-        for task in rest:
-            result[next(slots)].append(task)
+        for task, c in zip(rest, slots, strict=True):  # the quotas left sum to len(rest)
+            result[c].append(task)
     return result
