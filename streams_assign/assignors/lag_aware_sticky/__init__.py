@@ -41,6 +41,7 @@ tags), Kafka's ``TaskAssignorConvergenceTest`` balance criteria.
 
 from __future__ import annotations
 
+import gc
 from operator import attrgetter
 
 from streams_assign.assignors.lag_aware_sticky.actives import (
@@ -128,7 +129,26 @@ class LagAwareStickyTaskAssignor:
         Assignment
             Per client its actives, standbys (warmups included) and warmups, and whether a
             probing rebalance follows (some stateful task still has to move).
+
+        Notes
+        -----
+        Python's cyclic garbage collector is paused while the assignment runs (and resumed
+        after, if it was on): the steps allocate tens of thousands of short-lived lists,
+        dicts and tuples, all freed by reference counting, and each allocation burst would
+        otherwise start collections that traverse the caller's whole heap (about 4 % of the
+        time at 1000 clients in this process, more in a larger one). The few cycles the steps
+        make (closures) are collected at the next collection after it.
         """
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._assign(cluster)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _assign(self, cluster: ClusterState) -> Assignment:
+        """:meth:`assign`'s steps (the collector paused by the caller)."""
         problem = index_cluster(cluster)
         target = assign_target_stateful_actives(problem)
         active, moving = assign_immediate_stateful_actives(problem, target)
