@@ -292,10 +292,18 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
         acceptable=acceptable,
         state_tasks=state_tasks,
     )
-    generic = [is_caught_up(cluster.no_state_lag(task), acceptable) for task in tasks]
+    if cluster.changelog_end_offset_sums is None:
+        # Every client without state has the same lag (Long.MAX_VALUE): one answer for all.
+        generic = [is_caught_up(LONG_MAX_VALUE, acceptable)] * len(tasks)
+    else:
+        generic = [is_caught_up(cluster.no_state_lag(task), acceptable) for task in tasks]
     problem.generic_caught_up = generic
     keys = configs.rack_aware_assignment_tags
-    problem.tags = [tuple(client.tags.get(key) for key in keys) for client in clients]
+    problem.tags = (
+        [tuple(client.tags.get(key) for key in keys) for client in clients]
+        if keys
+        else [()] * len(clients)
+    )
     problem.caught = caught
     problem.base_cost = [0 if generic[t] else no_state[t] for t in range(len(tasks))]
     for t, c in estimated:
