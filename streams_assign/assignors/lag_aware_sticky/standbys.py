@@ -206,6 +206,12 @@ def _even_out_standbys(
             donor, receiver = (other, client) if taking else (client, other)
             tasks = movable(donor, receiver)
             if not tasks:
+                if taking and not held_by[donor]:
+                    # A donor without standbys cannot give one to any receiver, and while
+                    # clients below their lower bound are raised it gains none (only a client
+                    # below its bound receives, and hand-over chains pass through holders):
+                    # dropped for good rather than popped again for every receiver.
+                    continue
                 skipped.append((key, other))
                 continue
             move(donor, receiver, tasks)
