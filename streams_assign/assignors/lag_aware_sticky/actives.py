@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
     IndexedCluster,
@@ -48,25 +50,32 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     counts = [0] * n_clients
     target = [-1] * n_tasks
     kept: list[list[int]] = [[] for _ in range(n_clients)]
+    costs, base_cost = problem.costs, problem.base_cost
     for t in range(n_tasks):
         owners = problem.prev_active[t]
         if not owners:
             continue
-        owner = min(owners, key=lambda c: (problem.restore_cost(c, t), c))
+        owner = (
+            owners[0]
+            if len(owners) == 1
+            else min(owners, key=lambda c: (costs[t].get(c, base_cost[t]), c))
+        )
         if problem.caught_up(owner, t) or not problem.caught[t]:
             # Caught up, or nobody is: the previous owner has the most state (or ties for it).
             kept[owner].append(t)
-    has_alternative = [
-        len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in range(n_tasks)
-    ]
     groups = subtopology_indices(problem.tasks)
+    # Only the tasks of clients above their bound are ranked by _keep_within.
+    ranked = [t for c in range(n_clients) if len(kept[c]) > upper[c] for t in kept[c]]
+    has_alternative = {
+        t: len(problem.caught[t]) > 1 or problem.generic_caught_up[t] for t in ranked
+    }
     # A task whose other caught-up clients have room after the others keep theirs moves
     # without restoring; otherwise shedding it is a pending move that waits for a warmup.
     room = [max(0, upper[c] - len(kept[c])) for c in range(n_clients)]
-    has_room = [
-        problem.generic_caught_up[t] or any(room[h] > 0 for h in problem.caught[t])
-        for t in range(n_tasks)
-    ]
+    has_room = {
+        t: problem.generic_caught_up[t] or any(room[h] > 0 for h in problem.caught[t])
+        for t in ranked
+    }
     for c in range(n_clients):
         tasks = kept[c]
         if len(tasks) > upper[c]:
@@ -87,21 +96,21 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
             t,
         )
     )
+    capacity = problem.capacity
     for t in pending:
         best = None
         # Ties in records to restore go to a client with local state: the records charged to
         # a client without state are a lower estimate of its changelog.
         best_key: tuple[int, bool, float, int] | None = None
-        for c in problem.lags[t]:
+        for c, cost in costs[t].items():
             if counts[c] >= upper[c]:
                 continue
-            key = (problem.restore_cost(c, t), False, (counts[c] + 1) / problem.capacity[c], c)
+            key = (cost, False, (counts[c] + 1) / capacity[c], c)
             if best_key is None or key < best_key:
                 best, best_key = c, key
         generic = heap.pop(exclude=problem.lags[t].keys())
         if generic is not None:
-            cost = 0 if problem.generic_caught_up[t] else problem.no_state_lag[t]
-            key = (cost, True, (counts[generic] + 1) / problem.capacity[generic], generic)
+            key = (base_cost[t], True, (counts[generic] + 1) / capacity[generic], generic)
             if best_key is None or key < best_key:
                 best = generic
         if best is None:
@@ -118,7 +127,7 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         counts,
         lower,
         upper,
-        lambda t, c: (problem.restore_cost(c, t), c not in problem.prev_active[t]),
+        lambda t, c: (costs[t].get(c, base_cost[t]), c not in problem.prev_active[t]),
         lambda t: problem.lags[t].keys(),
     )
     return target
@@ -128,8 +137,8 @@ def _keep_within(
     tasks: list[int],
     limit: int,
     groups: Sequence[int],
-    has_room: Sequence[bool],
-    has_alternative: Sequence[bool],
+    has_room: Mapping[int, bool],
+    has_alternative: Mapping[int, bool],
     no_state_lag: Sequence[int],
 ) -> list[int]:
     """The ``limit`` tasks a client keeps of its caught-up previous actives when above its bound.
@@ -233,7 +242,7 @@ def _raise_to_lower_bounds(
             t = min(
                 owned[donor],
                 key=lambda t: (
-                    problem.restore_cost(d, t),
+                    problem.costs[t].get(d, problem.base_cost[t]),  # restore_cost(d, t)
                     donor in problem.prev_active[t],
                     -t,
                 ),
@@ -289,14 +298,21 @@ def spread_subtopologies(
     if n_clients < 2 or not groups:
         return
     n_groups = max(groups) + 1
-    by_client: list[list[list[int]]] = [[[] for _ in range(n_clients)] for _ in range(n_groups)]
+    # Per subtopology, client -> its tasks of the subtopology (only clients that have some).
+    by_client: list[defaultdict[int, list[int]]] = [defaultdict(list) for _ in range(n_groups)]
+    # Per subtopology and client, len(by_client[g][c]), kept up to date by move().
+    held = [[0] * n_clients for _ in range(n_groups)]
+    size = [0] * n_groups
     for t, g in enumerate(groups):
         by_client[g][owner[t]].append(t)
-    size = [sum(len(tasks) for tasks in by_client[g]) for g in range(n_groups)]
+        held[g][owner[t]] += 1
+        size[g] += 1
 
     def move(t: int, g: int, src: int, dst: int) -> None:
         by_client[g][src].remove(t)
         by_client[g][dst].append(t)
+        held[g][src] -= 1
+        held[g][dst] += 1
         owner[t] = dst
 
     def plan(
@@ -311,9 +327,9 @@ def spread_subtopologies(
         # Of the subtopologies the receiver has most more of (at most SWAP_CHOICES), the
         # cheapest task to give back.
         spare = sorted(
-            (len(by_client[h][donor]) - len(by_client[h][receiver]), h)
-            for h in range(n_groups)
-            if h != g and len(by_client[h][donor]) < len(by_client[h][receiver])
+            (rows[donor] - rows[receiver], h)
+            for h, rows in enumerate(held)
+            if h != g and rows[donor] < rows[receiver]
         )[:SWAP_CHOICES]
         best: tuple[tuple[int, int], int, int, int] | None = None
         there = cost(t, receiver)
@@ -328,7 +344,10 @@ def spread_subtopologies(
     def even_out(g: int) -> tuple[bool, bool]:
         # Steps for subtopology ``g`` until its counts differ by at most one or no step fits:
         # (stuck without a step, made a step).
-        extremes = _Extremes([len(tasks) for tasks in by_client[g]])
+        row = held[g]
+        if max(row) - min(row) <= 1:
+            return False, False  # within the bound already (the loop below would stop at once)
+        extremes = _Extremes(list(row))
         stepped = False
         for _ in range(size[g]):
             donor, least = extremes.most(), extremes.least()
@@ -381,14 +400,24 @@ def spread_subtopologies(
 
 
 class _Extremes:
-    """Per-client counts with their largest and smallest at hand (lazy heaps)."""
+    """Per-client counts with their largest and smallest at hand, for one subtopology's spread.
+
+    The largest: a lazy heap of ``(-count, client)`` over the clients with a task (a client
+    whose count rises is pushed anew). The smallest: the clients at the least count ``m`` in
+    index order, walked with a pointer; this relies on the spread's steps, in which only a
+    client at the least count gains and a client losing a task is at least two above it, so
+    ``m`` never falls and a client that left level ``m`` never returns to it. Building both is
+    ``O(C)`` in C-level loops; each step costs ``O(log C)`` and each new level one scan.
+    """
 
     def __init__(self, counts: list[int]) -> None:
         self.counts = counts
-        self._most = [(-n, c) for c, n in enumerate(counts)]
-        self._least = [(n, c) for c, n in enumerate(counts)]
+        clients = range(len(counts))
+        self._most = [(-counts[c], c) for c in compress(clients, counts)]  # counts are >= 0
         heapq.heapify(self._most)
-        heapq.heapify(self._least)
+        self._level = min(counts)
+        self._at_level = list(compress(clients, map(self._level.__eq__, counts)))
+        self._next = 0
 
     def most(self) -> int:
         """The client with the largest count (ties: the smaller index)."""
@@ -398,14 +427,24 @@ class _Extremes:
 
     def least(self) -> int:
         """The client with the smallest count (ties: the smaller index)."""
-        while self._least[0][0] != self.counts[self._least[0][1]]:
-            heapq.heappop(self._least)
-        return self._least[0][1]
+        counts = self.counts
+        while True:
+            members = self._at_level
+            while self._next < len(members):
+                c = members[self._next]
+                if counts[c] == self._level:
+                    return c
+                self._next += 1
+            # Everyone at this level has risen: the next level up (the least never falls).
+            self._level += 1
+            self._at_level = list(compress(range(len(counts)), map(self._level.__eq__, counts)))
+            self._next = 0
 
     def add(self, client: int, delta: int) -> None:
+        """Change a client's count by ``delta`` (a gain only at the least count, see above)."""
         self.counts[client] += delta
-        heapq.heappush(self._most, (-self.counts[client], client))
-        heapq.heappush(self._least, (self.counts[client], client))
+        if self.counts[client] > 0:
+            heapq.heappush(self._most, (-self.counts[client], client))
 
 
 def assign_immediate_stateful_actives(

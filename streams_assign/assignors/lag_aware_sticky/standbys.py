@@ -118,7 +118,14 @@ def _even_out_standbys(
         for c in chosen:
             held_by[c].append(t)
 
+    # Without rack.aware.assignment.tags no client shares a tag value: the tag tests are moot.
+    tagged = bool(problem.cluster.configs.rack_aware_assignment_tags)
+
     def movable(donor: int, receiver: int) -> list[int]:
+        if not tagged:
+            return [
+                t for t in held_by[donor] if active[t] != receiver and receiver not in standbys[t]
+            ]
         return [
             t
             for t in held_by[donor]
@@ -155,7 +162,11 @@ def _even_out_standbys(
                     if (
                         h in via
                         or not (x_held or _fresh(problem, h, t))
-                        or problem.shared_tags(x, active[t]) > problem.shared_tags(h, active[t])
+                        or (
+                            tagged
+                            and problem.shared_tags(x, active[t])
+                            > problem.shared_tags(h, active[t])
+                        )
                     ):
                         continue
                     via[h] = (t, x)
@@ -195,6 +206,12 @@ def _even_out_standbys(
             donor, receiver = (other, client) if taking else (client, other)
             tasks = movable(donor, receiver)
             if not tasks:
+                if taking and not held_by[donor]:
+                    # A donor without standbys cannot give one to any receiver, and while
+                    # clients below their lower bound are raised it gains none (only a client
+                    # below its bound receives, and hand-over chains pass through holders):
+                    # dropped for good rather than popped again for every receiver.
+                    continue
                 skipped.append((key, other))
                 continue
             move(donor, receiver, tasks)
@@ -245,30 +262,34 @@ def _exchange_standbys(
         for c in chosen:
             held_by[c].add(t)
 
-    memo: dict[tuple[int, int], tuple[int, int]] = {}
-
-    def key(client: int, task: int) -> tuple[int, int]:
-        found = memo.get((client, task))
-        if found is None:
-            found = problem.restore_cost(client, task), int(_fresh(problem, client, task))
-            memo[client, task] = found
-        return found
-
     caught, prev_standby, prev_active = problem.caught, problem.prev_standby, problem.prev_active
+    costs, base_cost = problem.costs, problem.base_cost
+
     for t, chosen in enumerate(standbys):
+        # A place's key: (records to restore, 1 when the client held no copy of the task: a
+        # moved copy), computed inline in the loops over the task's places (the hot loops).
+        costs_t, base_t, standby_t, active_t = (
+            costs[t],
+            base_cost[t],
+            prev_standby[t],
+            prev_active[t],
+        )
         for c in list(chosen):
-            if c in caught[t] and (c in prev_standby[t] or c in prev_active[t]):
+            if c in caught[t] and (c in standby_t or c in active_t):
                 continue  # a caught-up holder: nothing is better
-            here = key(c, t)
-            if here == (0, 0):
+            here_cost = costs_t.get(c, base_t)
+            here_fresh = int(c not in standby_t and c not in active_t)
+            if here_cost == 0 and here_fresh == 0:
                 continue
-            places = set(problem.lags[t]) | prev_standby[t] | set(prev_active[t])
+            places = set(problem.lags[t]) | standby_t | set(active_t)
             best: tuple[tuple[int, int], int, int] | None = None
             for h in sorted(places):
                 if h == active[t] or h in chosen:
                     continue
-                there = key(h, t)
-                gain = (there[0] - here[0], there[1] - here[1])
+                gain = (
+                    costs_t.get(h, base_t) - here_cost,
+                    int(h not in standby_t and h not in active_t) - here_fresh,
+                )
                 if gain[0] > 0 or gain[1] > 0 or gain == (0, 0):
                     continue
                 if counts[h] < upper[h] and counts[c] > lower[c]:
@@ -278,11 +299,22 @@ def _exchange_standbys(
                 for u in sorted(held_by[h]):
                     if c == active[u] or c in standbys[u]:
                         continue
-                    away, back = key(h, u), key(c, u)
+                    # the keys of h and c for u
+                    costs_u, base_u, standby_u, active_u = (
+                        costs[u],
+                        base_cost[u],
+                        prev_standby[u],
+                        prev_active[u],
+                    )
+                    away_fresh = int(h not in standby_u and h not in active_u)
+                    back_fresh = int(c not in standby_u and c not in active_u)
                     # Only a standby the first client held too can come back without a move.
-                    if gain[1] == 0 and away[1] == 0 and back[1]:
+                    if gain[1] == 0 and away_fresh == 0 and back_fresh:
                         continue
-                    step = (gain[0] + back[0] - away[0], gain[1] + back[1] - away[1])
+                    step = (
+                        gain[0] + costs_u.get(c, base_u) - costs_u.get(h, base_u),
+                        gain[1] + back_fresh - away_fresh,
+                    )
                     pareto = step[0] <= 0 and step[1] <= 0 and step != (0, 0)
                     if pareto and (best is None or step < best[0]):
                         best = (step, h, u)
@@ -330,16 +362,36 @@ def _standby_choice(
     heap: LeastLoaded,
 ) -> int | None:
     best, best_key = None, None
-    holders = set(problem.lags[t]) | problem.prev_standby[t]
+    prev_standby, prev_active = problem.prev_standby[t], problem.prev_active[t]
+    holders = prev_standby.union(problem.lags[t])
+    lower, upper = bounds
+    costs, base_cost, capacity = problem.costs[t], problem.base_cost[t], problem.capacity
     for c in holders:
         if c in taken:
             continue
-        key = _standby_key(problem, c, t, counts, bounds)
+        n = counts[c]
+        # _standby_key, inlined (the hot loop of the standby choice).
+        key = (
+            n >= upper[c],
+            costs.get(c, base_cost),
+            c not in prev_standby and c not in prev_active,
+            n >= lower[c],
+            (n + 1) / capacity[c],
+            c,
+        )
         if best_key is None or key < best_key:
             best, best_key = c, key
     generic = heap.pop(exclude=taken | holders)
     if generic is not None:
-        key = _standby_key(problem, generic, t, counts, bounds)
+        n = counts[generic]
+        key = (  # _standby_key, inlined
+            n >= upper[generic],
+            costs.get(generic, base_cost),
+            generic not in prev_standby and generic not in prev_active,
+            n >= lower[generic],
+            (n + 1) / capacity[generic],
+            generic,
+        )
         if best_key is None or key < best_key:
             best = generic
     if best is None:
@@ -416,11 +468,20 @@ def settle_standby_moves(
         place to the standbys that run now.
     """
     moves: list[tuple[int, int]] = []
+    # Without rack.aware.assignment.tags every tag spread is 0: the spread test is moot.
+    tagged = bool(problem.cluster.configs.rack_aware_assignment_tags)
+    caught, lags, generic = problem.caught, problem.lags, problem.generic_caught_up
     for t, chosen in enumerate(standbys):
         held: set[int] | None = None
         displaced: list[int] = []
+        costs, base_cost = problem.costs[t], problem.base_cost[t]
         for i, c in enumerate(chosen):
-            if problem.caught_up(c, t) or (c == target[t] and t in early):
+            # problem.caught_up(c, t), inlined
+            if (
+                c in caught[t]
+                or (c not in lags[t] and generic[t])
+                or (c == target[t] and t in early)
+            ):
                 continue
             # A planned place another standby of the task gave up may take this one: it then
             # restores less than this place, and is no pending move.
@@ -429,19 +490,20 @@ def settle_standby_moves(
                 held = problem.prev_standby[t] | set(problem.prev_active[t])
             # A holder is cheaper when it restores fewer records, or as many while the target
             # held nothing (a lag of -3: state of unknown size, charged like none at all).
-            cost = (problem.restore_cost(c, t), c not in held)
-            others = chosen[:i] + chosen[i + 1 :]
-            spread = problem.tag_spread([active[t], c, *others])
+            cost = (costs.get(c, base_cost), c not in held)
             spare = [
                 h
-                for h in held.union(problem.lags[t])
-                if h not in taken
-                and (problem.restore_cost(h, t), h not in held) < cost
-                and problem.tag_spread([active[t], h, *others]) >= spread
+                for h in held.union(lags[t])
+                if h not in taken and (costs.get(h, base_cost), h not in held) < cost
             ]
+            if tagged and spare:
+                others = chosen[:i] + chosen[i + 1 :]
+                spread = problem.tag_spread([active[t], c, *others])
+                spare = [h for h in spare if problem.tag_spread([active[t], h, *others]) >= spread]
             if not spare:
                 continue
-            chosen[i] = min(spare, key=lambda h: (h not in held, problem.restore_cost(h, t), h))
+            places = held
+            chosen[i] = min(spare, key=lambda h: (h not in places, costs.get(h, base_cost), h))
             displaced.append(c)
         moves.extend((t, c) for c in displaced if c not in chosen)
     return moves

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import chain, repeat
 
 from streams_assign.model import ClusterState, TaskId
 
@@ -15,8 +16,27 @@ __all__ = [
     "sticky_counts",
 ]
 
+#: Byte 0 / 1 to the digit "0" / "1": a row of comparisons read as a binary numeral.
+_DIGITS = bytes.maketrans(b"\x00\x01", b"01")
+
 #: A change of one count, for undoing an augmentation that found no way to close: (g, c, delta).
 _Change = tuple[int, int, int]
+
+
+def _bits(clients: set[int]) -> int:
+    """The clients as a bitmask: bit ``c`` set for each client ``c``."""
+    mask = 0
+    for c in clients:
+        mask |= 1 << c
+    return mask
+
+
+def _ascending(mask: int) -> Iterator[int]:
+    """The clients of a bitmask in ascending order (lazily: a search stops at the first fit)."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 def least_loaded_counts(
@@ -52,24 +72,28 @@ def least_loaded_counts(
     n_clients = len(capacity)
     load = list(active_counts)
     counts = []
+    # One heap for all subtopologies, with lazy deletion: an entry (load, quota, client) is
+    # live while it matches the client's load and its quota in the current subtopology; after
+    # each subtopology the clients it touched are pushed again with quota 0. O(C + T log C).
+    heap = [(load[c] / capacity[c], 0, c) for c in range(n_clients)]
+    heapq.heapify(heap)
     for size in group_sizes:
         quota = [0] * n_clients
-        heap = [(load[c] / capacity[c], 0, c) for c in range(n_clients)]
-        heapq.heapify(heap)
+        touched = []
         for _ in range(size):
-            _, _, c = heapq.heappop(heap)
+            while True:
+                key, q, c = heapq.heappop(heap)
+                if q == quota[c] and key == load[c] / capacity[c]:
+                    break
+            if not quota[c]:
+                touched.append(c)
             quota[c] += 1
             load[c] += 1
             heapq.heappush(heap, (load[c] / capacity[c], quota[c], c))
+        for c in touched:
+            heapq.heappush(heap, (load[c] / capacity[c], 0, c))
         counts.append(quota)
     return counts
-
-
-def _put(members: set[int], client: int, inside: bool) -> None:
-    if inside:
-        members.add(client)
-    else:
-        members.discard(client)
 
 
 class _Deal:
@@ -80,7 +104,10 @@ class _Deal:
     the clients above their lower total (``above``: a chain that lacks one task can end there)
     and below their upper total (``below``: a chain with one task too many can end there).
     ``state`` names the current counts (a new number after each change, the old one back after
-    an undo), so :meth:`fed` is computed once per state.
+    an undo), so :meth:`fed` is computed once per state. The same sets are mirrored as
+    bitmasks over the clients (bit ``c`` for client ``c``), with per subtopology the clients
+    with room (``room_bits``), so :meth:`fed`, :meth:`taker` and :meth:`first_feeder` are a
+    few big-integer operations (``O(G * C / 64)`` machine words) rather than loops over clients.
     """
 
     def __init__(
@@ -115,6 +142,19 @@ class _Deal:
         self.below = {c for c in clients if self.total[c] < upper[c]}
         # Per subtopology, how many clients feed it: spare a task of it, above the lower total.
         self.fed_by = [len(members & self.above) for members in self.spare]
+        self.spare_bits = [_bits(members) for members in self.spare]
+        self.above_bits = _bits(self.above)
+        self.below_bits = _bits(self.below)
+        # Bit c of room_bits[g]: counts[g][c] < high[g][c]; built in C (one byte per client,
+        # most significant first, read as a binary numeral).
+        self.room_bits = [
+            int(
+                bytes(map(int.__lt__, reversed(counts[g]), reversed(high[g]))).translate(_DIGITS)
+                or b"0",
+                2,
+            )
+            for g in self.groups
+        ]
         self.log: list[_Change] = []
         self.state = 0
         self._states = 0
@@ -127,9 +167,15 @@ class _Deal:
         """Clients with a task of ``g`` to spare, above their lower total."""
         return self.spare[g] & self.above
 
+    def first_feeder(self, g: int) -> int:
+        """``min(self.feeders(g))``: the lowest client index (``fed_by[g] > 0`` required)."""
+        members = self.spare_bits[g] & self.above_bits
+        return (members & -members).bit_length() - 1
+
     def taker(self, g: int) -> int:
         """The first client with room for a task of ``g`` below its upper total, or -1."""
-        return min((c for c in self.below if self.room(g, c)), default=-1)
+        members = self.below_bits & self.room_bits[g]
+        return (members & -members).bit_length() - 1
 
     def move(self, g: int, giver: int, taker: int) -> None:
         self._shift(g, giver, taker)
@@ -144,25 +190,48 @@ class _Deal:
         self.state = state
 
     def _shift(self, g: int, giver: int, taker: int) -> None:
-        row = self.k[g]
+        row, floor, back, members = self.k[g], self.low[g], self.r[g], self.spare[g]
+        top = self.high[g]
+        totals, fed_by, above_set, below_set = self.total, self.fed_by, self.above, self.below
         row[giver] -= 1
         row[taker] += 1
         for c, delta in ((giver, -1), (taker, 1)):
-            total = self.total[c] + delta
-            self.total[c] = total
-            was_above = c in self.above
-            spare = row[c] > self.low[g][c] and row[c] > self.r[g][c]
-            if spare != (c in self.spare[g]):
-                _put(self.spare[g], c, spare)
+            bit = 1 << c
+            if row[c] < top[c]:
+                self.room_bits[g] |= bit
+            else:
+                self.room_bits[g] &= ~bit
+            total = totals[c] + delta
+            totals[c] = total
+            was_above = c in above_set
+            spare = row[c] > floor[c] and row[c] > back[c]
+            if spare != (c in members):
+                if spare:
+                    members.add(c)
+                    self.spare_bits[g] |= bit
+                else:
+                    members.discard(c)
+                    self.spare_bits[g] &= ~bit
                 if was_above:
-                    self.fed_by[g] += 1 if spare else -1
+                    fed_by[g] += 1 if spare else -1
             above = total > self.lower[c]
             if above != was_above:
-                _put(self.above, c, above)
-                for h in self.groups:
-                    if c in self.spare[h]:
-                        self.fed_by[h] += 1 if above else -1
-            _put(self.below, c, total < self.upper[c])
+                if above:
+                    above_set.add(c)
+                    self.above_bits |= bit
+                else:
+                    above_set.discard(c)
+                    self.above_bits &= ~bit
+                step = 1 if above else -1
+                for h, others in enumerate(self.spare):
+                    if c in others:
+                        fed_by[h] += step
+            if total < self.upper[c]:
+                below_set.add(c)
+                self.below_bits |= bit
+            else:
+                below_set.discard(c)
+                self.below_bits &= ~bit
 
     def fed(self, extra: Sequence[int] = ()) -> list[bool]:
         """Per subtopology, whether a client taking one of its tasks can pass the lack on to
@@ -178,9 +247,13 @@ class _Deal:
         grown = True
         while grown:
             grown = False
-            sources = [h for h in self.groups if fed[h]]
+            # The clients where some fed subtopology has room (the sources of this round).
+            reach = 0
+            for h in self.groups:
+                if fed[h]:
+                    reach |= self.room_bits[h]
             for g in self.groups:
-                if not fed[g] and any(self.room(h, z) for z in self.spare[g] for h in sources):
+                if not fed[g] and self.spare_bits[g] & reach:
                     fed[g] = grown = True
         self._fed = (key, fed)
         return fed
@@ -190,17 +263,18 @@ class _Deal:
         from a client above its lower total, through clients that pass one on; applied when
         found."""
         parent: dict[int, tuple[int, int]] = {start: (-1, -1)}
+        k, high = self.k, self.high
         # A subtopology's spare clients are all reached the first time it is opened.
         opened = [False] * len(self.k)
         queue = deque([start])
         while queue:
             x = queue.popleft()
-            reached = [g for g in self.groups if not opened[g] and self.room(g, x)]
+            reached = [g for g in self.groups if not opened[g] and k[g][x] < high[g][x]]
             for g in reached:
                 opened[g] = True
                 if self.fed_by[g]:
                     # No feeder is in the chain: it would have ended there.
-                    z = min(self.feeders(g))
+                    z = self.first_feeder(g)
                     parent[z] = (x, g)
                     while z != start:
                         x, g = parent[z]
@@ -254,8 +328,9 @@ def sticky_counts(
     stable output is fed back), and close to optimal otherwise.
     """
     deal = _Deal(counts, returning, low, high, lower, upper)
+    # (g, p, the count p can use: its returning tasks within its ceiling)
     wanted = [
-        (g, p)
+        (g, p, min(back, high[g][p]))
         for g, row in enumerate(counts)
         for p, back in enumerate(returning[g])
         if back and row[p] < back and row[p] < high[g][p]
@@ -264,10 +339,11 @@ def sticky_counts(
     while improved and wanted:
         improved = False
         left = []
-        for g, p in wanted:
-            while counts[g][p] < min(returning[g][p], high[g][p]):
+        for g, p, most in wanted:
+            row = counts[g]
+            while row[p] < most:
                 if not _keep_one_more(deal, g, p):
-                    left.append((g, p))
+                    left.append((g, p, most))
                     break
                 improved = True
         wanted = left
@@ -284,30 +360,33 @@ def _keep_one_more(deal: _Deal, g: int, p: int) -> bool:
     """
     excess = deal.total[p] >= deal.upper[p]
     if not excess and deal.fed_by[g]:
-        deal.move(g, min(deal.feeders(g)), p)
+        deal.move(g, deal.first_feeder(g), p)
         return True
     gives = [h for h in deal.groups if h != g and p in deal.spare[h]]
     if excess and not gives:
         return False
     passes = next((h for h in gives if deal.taker(h) >= 0), -1) if excess else -1
+    # deal.room(h, q), inlined below: (h, its counts, their ceilings) per subtopology p gives
+    k, high = deal.k, deal.high
+    giving = [(h, k[h], high[h]) for h in gives]
     if excess and deal.fed_by[g]:
-        for q in sorted(deal.feeders(g)):
+        for q in _ascending(deal.spare_bits[g] & deal.above_bits):  # sorted(deal.feeders(g))
             # A swap: p gives q a spare task of another subtopology, both totals unchanged.
-            swap = next((h for h in gives if deal.room(h, q)), -1)
+            swap = next((h for h, row, top in giving if row[q] < top[q]), -1)
             if (swap >= 0 or passes >= 0) and _hand_over(deal, g, p, q, swap, passes):
                 return True
-    others = deal.spare[g] - deal.above
+    others = deal.spare_bits[g] & ~deal.above_bits  # deal.spare[g] - deal.above
     if not others:
         return False
     # Once it has the task, p itself feeds the subtopologies it can spare, if above its floor.
     fed = deal.fed(gives if not excess and deal.total[p] + 1 > deal.lower[p] else ())
-    drains = [h for h in deal.groups if fed[h]]
+    drains = [(k[h], high[h]) for h in deal.groups if fed[h]]
     if not fed[g] and not drains and not gives:
         return False
-    for q in sorted(others):
-        swap = next((h for h in gives if deal.room(h, q)), -1)
+    for q in _ascending(others):
+        swap = next((h for h, row, top in giving if row[q] < top[q]), -1)
         if swap < 0 and (
-            (excess and passes < 0) or not (fed[g] or any(deal.room(h, q) for h in drains))
+            (excess and passes < 0) or not (fed[g] or any(row[q] < top[q] for row, top in drains))
         ):
             continue
         if _hand_over(deal, g, p, q, swap, passes if excess else -1):
@@ -409,20 +488,38 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
     clients = cluster.clients
     n_clients = len(clients)
     capacity = [client.capacity for client in clients]
-    by_sub: dict[tuple[str | None, int], list[TaskId]] = {}
-    for task in cluster.stateless_tasks:
-        by_sub.setdefault((task.topology_name, task.subtopology), []).append(task)
+    stateless = cluster.stateless_tasks
+    # Stateless tasks by position; per subtopology, its tasks' positions in TaskId order.
+    by_sub: dict[tuple[str | None, int], list[int]] = {}
+    for i, task in enumerate(stateless):
+        by_sub.setdefault((task.topology_name, task.subtopology), []).append(i)
     stateful_subs = {(t.topology_name, t.subtopology) for t in cluster.stateful_tasks}
-    previous: dict[TaskId, int] = {}
-    for c, client in enumerate(clients):
-        for task in client.prev_active:
-            previous.setdefault(task, c)
+    # Per stateless task, the first client that ran it (-1: none): clients in reverse, each
+    # overwriting the later ones. The parser shares one TaskId object per task, so positions
+    # are found by identity first (no TaskId.__hash__ call), stateful tasks skipped the same
+    # way; other objects equal to a task fall back to a lookup by value.
+    by_id = {id(task): i for i, task in enumerate(stateless)}
+    by_value: dict[TaskId, int] | None = None  # built at the first task not found by identity
+    stateful_ids = {id(task) for task in cluster.stateful_tasks}
+    previous = [-1] * len(stateless)
+    for c in range(n_clients - 1, -1, -1):
+        for task in clients[c].prev_active:
+            pos = by_id.get(id(task))
+            if pos is None:
+                if id(task) in stateful_ids:
+                    continue
+                if by_value is None:
+                    by_value = {task: i for i, task in enumerate(stateless)}
+                pos = by_value.get(task)
+                if pos is None:
+                    continue
+            previous[pos] = c
     groups = list(by_sub.values())
     returning = [[0] * n_clients for _ in groups]
     for g, tasks in enumerate(groups):
-        for task in tasks:
-            if task in previous:
-                returning[g][previous[task]] += 1
+        for i in tasks:
+            if previous[i] >= 0:
+                returning[g][previous[i]] += 1
     sizes = [len(tasks) for tasks in groups]
     counts = least_loaded_counts(sizes, active_counts, capacity)
     if groups:
@@ -443,14 +540,14 @@ def assign_stateless_tasks(cluster: ClusterState, active_counts: list[int]) -> l
     for tasks, quota in zip(groups, counts, strict=True):
         quota = list(quota)
         rest = []
-        for task in tasks:
-            c = previous.get(task, -1)
+        for i in tasks:
+            c = previous[i]
             if c >= 0 and quota[c] > 0:
-                result[c].append(task)
+                result[c].append(stateless[i])
                 quota[c] -= 1
             else:
-                rest.append(task)
-        slots = (c for c in range(n_clients) for _ in range(quota[c]))
-        for task in rest:
-            result[next(slots)].append(task)
+                rest.append(stateless[i])
+        slots = chain.from_iterable(map(repeat, range(n_clients), quota))  # c, quota[c] times
+        for task, c in zip(rest, slots, strict=True):  # the quotas left sum to len(rest)
+            result[c].append(task)
     return result
