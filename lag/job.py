@@ -396,11 +396,13 @@ def compute_lags(
     interval_join:
         When the intervals are not broadcast (and no moment join runs): shuffle the interval
         table and join on (task, time bucket) (:func:`lag.asof.as_of_join`, the fifth pass's
-        plan) instead of the default merge: the offset and end-offset rows shuffled once by task,
-        summed, sorted, and the latest complete end offsets carried forward in Arrow batches
-        (:func:`lag.merge.merge_as_of_join`: about a quarter less CPU at 10 M offset rows on the
-        wide fleets, ``docs/lag.md``, seventh pass). The merge needs PySpark's Python workers
-        with pyarrow and numpy.
+        plan) instead of the default merge: the offset and end-offset rows shuffled once by task
+        (partitions sized by both inputs, :func:`lag.merge.merge_partitions_for`), sorted,
+        summed in that order, and the latest complete end offsets carried forward in Arrow
+        batches (:func:`lag.merge.merge_as_of_join`: about a quarter less CPU at 10 M offset rows
+        on the wide fleets, ``docs/lag.md``, seventh pass; the sum is a sort aggregation since
+        the ninth pass, :func:`lag.merge.enable_sort_aggregate`, which sets two SQL confs of the
+        session). The merge needs PySpark's Python workers with pyarrow and numpy.
 
     Returns
     -------
