@@ -47,7 +47,12 @@ from lag.kafka import LONG_MAX
 from lag.keys import LONG_MIN, decode, member_process_keys, scan_process_keys
 from lag.layout import TaskLayout, configs_json, plan_tasks, previous_active_tasks
 from lag.members import Membership
-from lag.merge import merge_as_of_join, raise_arrow_batch_rows
+from lag.merge import (
+    enable_sort_aggregate,
+    merge_as_of_join,
+    merge_partitions_for,
+    raise_arrow_batch_rows,
+)
 from lag.readers import errors_dataframe
 from lag.restore import RESTORE_TABLE_COLUMNS, restore_from_lags, restore_table
 from lag.sums import (
@@ -391,11 +396,13 @@ def compute_lags(
     interval_join:
         When the intervals are not broadcast (and no moment join runs): shuffle the interval
         table and join on (task, time bucket) (:func:`lag.asof.as_of_join`, the fifth pass's
-        plan) instead of the default merge: the offset and end-offset rows shuffled once by task,
-        summed, sorted, and the latest complete end offsets carried forward in Arrow batches
-        (:func:`lag.merge.merge_as_of_join`: about a quarter less CPU at 10 M offset rows on the
-        wide fleets, ``docs/lag.md``, seventh pass). The merge needs PySpark's Python workers
-        with pyarrow and numpy.
+        plan) instead of the default merge: the offset and end-offset rows shuffled once by task
+        (partitions sized by both inputs, :func:`lag.merge.merge_partitions_for`), sorted,
+        summed in that order, and the latest complete end offsets carried forward in Arrow
+        batches (:func:`lag.merge.merge_as_of_join`: about a quarter less CPU at 10 M offset rows
+        on the wide fleets, ``docs/lag.md``, seventh pass; the sum is a sort aggregation since
+        the ninth pass, :func:`lag.merge.enable_sort_aggregate`, which sets two SQL confs of the
+        session). The merge needs PySpark's Python workers with pyarrow and numpy.
 
     Returns
     -------
@@ -486,7 +493,14 @@ def compute_lags(
         merged = True
         starts = [r["first"] for r in end_stats if r["topic"] in layout.changelogs]
         origin = min((t for t in starts if t is not None), default=None)
-        snapshots = merge_as_of_join(good_offsets, good_ends, layout, origin)
+        enable_sort_aggregate(spark)
+        # The merge's shuffle carries the end-offset rows too: size it by both inputs.
+        offset_bytes, end_bytes = plan_size_bytes(offsets), plan_size_bytes(end_offsets)
+        merge_parts = merge_partitions_for(
+            offset_bytes + end_bytes if max(offset_bytes, end_bytes) < 2**62 else 2**62,
+            partitions,
+        )
+        snapshots = merge_as_of_join(good_offsets, good_ends, layout, origin, merge_parts)
     if persist and cache_snapshots:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
 

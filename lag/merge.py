@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["ARROW_BATCH_ROWS", "merge_as_of_join", "raise_arrow_batch_rows", "sort_prefix"]
+__all__ = [
+    "ARROW_BATCH_ROWS",
+    "MERGE_PARTITION_INPUT_BYTES",
+    "enable_sort_aggregate",
+    "merge_as_of_join",
+    "merge_partitions_for",
+    "raise_arrow_batch_rows",
+    "sort_prefix",
+]
 
 #: Rows per Arrow batch the merge as-of join asks for (Spark's default is 10,000): measured 6 %
 #: less CPU at 10 M offset rows (the batches' fixed costs in the JVM and the Python worker).
@@ -49,6 +57,64 @@ def raise_arrow_batch_rows(spark: SparkSession) -> int:
         spark.conf.set(key, str(ARROW_BATCH_ROWS))
         return ARROW_BATCH_ROWS
     return current
+
+
+#: Target bytes of input (offset and end-offset files together) per partition of the merge's
+#: shuffle: about 270,000 stacked rows, whose sort fits a task's share of a 1 GB driver (ninth
+#: pass: sized from the offset files alone at 8 MB, the 100 M many-snapshot history spilled).
+MERGE_PARTITION_INPUT_BYTES = 4 * 1024 * 1024
+
+#: Most partitions the merge's shuffle asks for.
+_MAX_MERGE_PARTITIONS = 4096
+
+#: Optimizer rule the merge keeps out of the session (see :func:`enable_sort_aggregate`).
+_ELIMINATE_SORTS = "org.apache.spark.sql.catalyst.optimizer.EliminateSorts"
+
+
+def merge_partitions_for(stacked_bytes: int, configured: int) -> int | None:
+    """Partitions of the merge's shuffle for ``stacked_bytes`` of offset and end-offset files.
+
+    Parameters
+    ----------
+    stacked_bytes:
+        Estimated bytes of the offset rows plus the end-offset rows (Spark's plan statistics,
+        :func:`lag.asof.plan_size_bytes`); ``>= 2**62`` means unknown.
+    configured:
+        ``spark.sql.shuffle.partitions`` as the job set it (a floor).
+
+    Returns
+    -------
+    int or None
+        ``max(configured, ceil(stacked_bytes / MERGE_PARTITION_INPUT_BYTES))``, at most 4096;
+        None when the size is unknown (the shuffle then takes ``spark.sql.shuffle.partitions``).
+    """
+    if stacked_bytes >= 2**62:
+        return None
+    wanted = -(-max(0, stacked_bytes) // MERGE_PARTITION_INPUT_BYTES)
+    return max(configured, min(wanted, _MAX_MERGE_PARTITIONS))
+
+
+def enable_sort_aggregate(spark: SparkSession) -> None:
+    """Let the merge sum its sorted rows with one sort (ninth pass, ``docs/lag.md``).
+
+    Sets ``spark.sql.execution.replaceHashWithSortAgg`` (Spark then sums rows that arrive
+    sorted by the grouping keys with a streaming sort aggregation, whose output keeps that
+    order) and adds Spark's ``EliminateSorts`` optimizer rule to
+    ``spark.sql.optimizer.excludedRules`` (that rule drops a sort placed under an aggregation
+    whose functions do not depend on order, which would leave a hash aggregation and a second
+    sort). Neither setting changes any result: without them :func:`merge_as_of_join` runs a
+    hash aggregation and sorts its output, as before.
+
+    Parameters
+    ----------
+    spark:
+        The session whose SQL conf is set.
+    """
+    spark.conf.set("spark.sql.execution.replaceHashWithSortAgg", "true")
+    key = "spark.sql.optimizer.excludedRules"
+    current = [r.strip() for r in (spark.conf.get(key, "") or "").split(",") if r.strip()]
+    if _ELIMINATE_SORTS not in current:
+        spark.conf.set(key, ",".join([*current, _ELIMINATE_SORTS]))
 
 
 #: Columns of the merge as-of join's output batches, after the snapshot columns.
@@ -176,14 +242,16 @@ def merge_as_of_join(
     good_ends: DataFrame,
     layout: TaskLayout,
     time_origin: int | None = None,
+    partitions: int | None = None,
 ) -> DataFrame:
     """The as-of join as one sorted merge per task, forward-filled in Arrow batches.
 
     Like DuckDB's ``ASOF JOIN``: the validated end-offset rows are stacked under the offset rows
-    (their ``pkey`` null), the stack is shuffled once by ``task_key`` and summed per
-    (``time_key``, ``pkey``, ``task_key``) in place (the shuffle already clusters the groups),
-    incomplete end-offset sums are dropped, each partition is sorted by (``task_key``,
-    ``time_key``, ``pkey`` nulls first), and ``mapInArrow`` carries each task's latest complete
+    (their ``pkey`` null), the stack is shuffled once by ``task_key``, each partition is sorted
+    by (``task_key``, ``time_key``, ``pkey`` nulls first) and summed per (``time_key``,
+    ``pkey``, ``task_key``) in that order (a sort aggregation once
+    :func:`enable_sort_aggregate` ran: the ninth pass), incomplete end-offset sums are dropped,
+    and ``mapInArrow`` carries each task's latest complete
     end-offset sum to the snapshot rows after it (numpy, :func:`_forward_fill`). One shuffle of
     the rows and one sort: no interval table, no explode, no second shuffle of the offset sums,
     and no Spark ``WindowExec`` (the fourth pass's merge, ``docs/lag.md``). The result equals
@@ -204,6 +272,9 @@ def merge_as_of_join(
     time_origin:
         Epoch milliseconds (usually the first end-offset time): when given, each partition is
         sorted on :func:`sort_prefix` first (same result, cheaper comparisons).
+    partitions:
+        Partitions of the shuffle by task (:func:`merge_partitions_for`); None: Spark's
+        ``spark.sql.shuffle.partitions``.
 
     Returns
     -------
@@ -218,19 +289,35 @@ def merge_as_of_join(
         "time_key", F.lit(None).cast("long").alias("pkey"), "task_key", "offset"
     )
     stacked = good_offsets.select("time_key", "pkey", "task_key", "offset").unionByName(ends)
-    summed = sum_rows(stacked.repartition("task_key"), ["time_key", "pkey", "task_key"])
-    expected = map_lookup(layout.expected_changelogs(), task_sub(F.col("task_key")))
-    rows = summed.select(
-        *_MERGE_SNAPSHOT_COLUMNS[:4],
-        pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
-    ).filter(F.col("pkey").isNotNull() | (F.col("n_partitions") == expected))
-    order: list[str | Column] = ["task_key", "time_key", F.col("pkey").asc_nulls_first()]
-    prefix = None if time_origin is None else sort_prefix(layout, time_origin)
-    ordered = (
-        rows.sortWithinPartitions(*order)
-        if prefix is None
-        else rows.withColumn("_sort", prefix).sortWithinPartitions("_sort", *order).drop("_sort")
+    shuffled = (
+        stacked.repartition("task_key")
+        if partitions is None
+        else stacked.repartition(partitions, "task_key")
     )
+    order: list[str | Column] = ["task_key", "time_key", F.col("pkey").asc_nulls_first()]
+    group = ["task_key", "time_key", "pkey"]
+    prefix = None if time_origin is None else sort_prefix(layout, time_origin)
+    if prefix is not None:
+        shuffled = shuffled.withColumn("_sort", prefix)
+        order = ["_sort", *order]
+        group = ["_sort", *group]
+    # The rows are sorted in the forward fill's order before the sum: with
+    # enable_sort_aggregate, Spark sums them in a sort aggregation that keeps the order, and
+    # drops the sort after it as redundant (one sort, no hash map). Without it, Spark drops the
+    # first sort, sums in a hash aggregation and sorts after it: the same rows either way.
+    summed = sum_rows(shuffled.sortWithinPartitions(*order), group)
+    expected = map_lookup(layout.expected_changelogs(), task_sub(F.col("task_key")))
+    ordered = (
+        summed.select(
+            *(["_sort"] if prefix is not None else []),
+            *_MERGE_SNAPSHOT_COLUMNS[:4],
+            pinned_sum(F.col("has_latest"), F.col("raw_sum")).alias("offset_sum"),
+        )
+        .filter(F.col("pkey").isNotNull() | (F.col("n_partitions") == expected))
+        .sortWithinPartitions(*order)
+    )
+    if prefix is not None:
+        ordered = ordered.drop("_sort")
     schema = ", ".join(
         f"{name} long" for name in (*_MERGE_SNAPSHOT_COLUMNS, "end_offset_sum", "end_offset_time")
     )
