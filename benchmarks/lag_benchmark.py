@@ -13,8 +13,9 @@ on the same files, in the same process:
   snapshots, restore table to Parquet (*restore*).
 
 and prints rows/s (offset rows per second of wall time) per engine and step, plus the CPU
-seconds each engine burnt (JVM process for Spark, this process for DuckDB): on a shared machine
-the wall time depends on what else runs, the CPU time much less. A warm-up Spark run on 1e6 rows
+seconds each engine burnt (for Spark this process, the JVM and its Python workers, exited ones
+included, by :class:`TreeCpuMeter`; for DuckDB this process): on a shared machine the wall time
+depends on what else runs, the CPU time much less. A warm-up Spark run on 1e6 rows
 comes first (not reported), so the JVM's JIT compilation is not billed to the first size.
 Generated inputs are kept in ``benchmarks/out/`` (git-ignored) and reused; outputs are deleted
 after each run.
@@ -81,6 +82,10 @@ def _stat_fields(pid: int) -> list[str] | None:
 def tree_cpu_seconds(pid: int) -> float:
     """CPU seconds of a process and all its live descendants, reaped children included.
 
+    A process that exited is counted only if its parent waited for it; PySpark's daemon does
+    not (it ignores ``SIGCHLD``), so the CPU of a Python worker that exits between two readings
+    is lost: :class:`TreeCpuMeter` keeps it.
+
     Spark's Python workers (``mapInArrow``, UDFs) are children of a daemon that the JVM forks;
     their CPU counts towards the job as much as the JVM's own. Each process counts its user +
     system time plus that of its children already waited for (``utime``, ``stime``, ``cutime``,
@@ -105,6 +110,79 @@ def own_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class TreeCpuMeter:
+    """CPU seconds burnt by a process tree while the meter runs, exited processes included.
+
+    A context manager. A thread samples ``/proc`` every ``interval`` seconds and keeps, per
+    process (pid and start time, so a reused pid is a new process), the user + system time
+    (``utime`` + ``stime``) last seen; the result is the sum over every process of the tree seen
+    while the meter ran, less what each had burnt when the meter started, less the sampling
+    thread's own CPU when the tree is this process's. Unlike :func:`tree_cpu_seconds`,
+    processes that exit while the meter runs keep their CPU: PySpark's daemon ignores
+    ``SIGCHLD``, so the kernel reaps its Python workers without adding their time to any
+    parent's ``cutime``, and Spark stops a worker after a minute idle. A process loses at most
+    its last ``interval`` seconds of CPU before it exits.
+
+    Parameters
+    ----------
+    root:
+        The tree's root pid (this process by default: the driver, the JVM it started, PySpark's
+        daemon and its workers).
+    interval:
+        Seconds between samples.
+    """
+
+    def __init__(self, root: int | None = None, interval: float = 0.25) -> None:
+        import threading
+
+        self.root = os.getpid() if root is None else root
+        self.interval = interval
+        self._base: dict[tuple[int, str], int] = {}
+        self._last: dict[tuple[int, str], int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._own = 0.0
+        self.seconds = 0.0
+
+    def _sample(self) -> dict[tuple[int, str], int]:
+        stats: dict[int, list[str]] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) is not None:
+                stats[int(entry.name)] = fields
+        children: dict[int, list[int]] = {}
+        for pid, fields in stats.items():
+            children.setdefault(int(fields[1]), []).append(pid)
+        ticks: dict[tuple[int, str], int] = {}
+        todo = [self.root]
+        while todo:
+            pid = todo.pop()
+            if (fields := stats.get(pid)) is not None:
+                ticks[(pid, fields[19])] = int(fields[11]) + int(fields[12])
+                todo.extend(children.get(pid, []))
+        return ticks
+
+    def _run(self) -> None:
+        started = time.thread_time()
+        while not self._stop.wait(self.interval):
+            self._last.update(self._sample())
+        self._own = time.thread_time() - started
+
+    def __enter__(self) -> TreeCpuMeter:
+        self._base = self._sample()
+        self._last = dict(self._base)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._last.update(self._sample())
+        ticks = sum(v - self._base.get(k, 0) for k, v in self._last.items())
+        # The sampling thread's CPU is in this process: take it out when the tree includes it.
+        own = self._own if self.root == os.getpid() else 0.0
+        self.seconds = ticks / os.sysconf("SC_CLK_TCK") - own
+
+
 def run_spark(
     inputs: dict[str, Any],
     spark: Any,
@@ -114,7 +192,12 @@ def run_spark(
     moment_join: bool = False,
     interval_join: bool = False,
 ) -> dict[str, float]:
-    """The Spark job: lag table, then restore table. Returns seconds per step.
+    """The Spark job: lag table, then restore table.
+
+    Returns ``lag`` and ``restore`` (wall seconds of the two steps), ``cpu`` (CPU seconds of
+    this process, the JVM and its Python workers, exited workers included: :class:`TreeCpuMeter`)
+    and ``cpu_live_only`` (the same from :func:`tree_cpu_seconds` at both ends, which loses the
+    CPU of workers that exit in between: kept to show the difference).
 
     ``restore_from_lags`` reads the restore table back from the written lag table instead of
     caching the per-snapshot rows (``streams-lag compute --restore-from-lag-table``);
@@ -142,20 +225,27 @@ def run_spark(
         interval_join=interval_join,
     )
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-    cpu0 = tree_cpu_seconds(jvm) + own_cpu_seconds()
-    started = time.perf_counter()
-    topology, membership = prepare(request)
-    job = build_job(request, spark, topology, membership)
-    assert request.lags_table and request.restore_table
-    write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
-    lag_done = time.perf_counter()
-    # Read back from the lag table when the job did not cache its per-snapshot rows.
-    restore = job.restore if job.cache_snapshots else job.restore_from(request.lags_table)
-    write_table(restore, request.restore_table)
-    restore_done = time.perf_counter()
-    cpu = tree_cpu_seconds(jvm) + own_cpu_seconds() - cpu0
+    # The old reading (live processes only) beside the meter, to show what it missed.
+    live0 = tree_cpu_seconds(jvm) + own_cpu_seconds()
+    with TreeCpuMeter() as meter:
+        started = time.perf_counter()
+        topology, membership = prepare(request)
+        job = build_job(request, spark, topology, membership)
+        assert request.lags_table and request.restore_table
+        write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
+        lag_done = time.perf_counter()
+        # Read back from the lag table when the job did not cache its per-snapshot rows.
+        restore = job.restore if job.cache_snapshots else job.restore_from(request.lags_table)
+        write_table(restore, request.restore_table)
+        restore_done = time.perf_counter()
+    live = tree_cpu_seconds(jvm) + own_cpu_seconds() - live0
     job.unpersist()
-    return {"lag": lag_done - started, "restore": restore_done - lag_done, "cpu": cpu}
+    return {
+        "lag": lag_done - started,
+        "restore": restore_done - lag_done,
+        "cpu": meter.seconds,
+        "cpu_live_only": live,
+    }
 
 
 def duckdb_sql(inputs: dict[str, Any], out: Path) -> tuple[list[str], list[str]]:

@@ -15,7 +15,8 @@ For each (size, shape) it runs the real Spark job (:func:`benchmarks.lag_benchma
 cluster state's inputs, lag table and restore table written as Parquet folders) and the same
 computations in DuckDB (:func:`benchmarks.lag_benchmark.run_duckdb`), and prints per engine the
 wall seconds of the lag table and of the restore table, their total with the CPU seconds burnt
-(JVM + Python for Spark, Python for DuckDB), offset rows per wall second, the ratios to DuckDB in
+(for Spark the JVM, its Python workers, exited ones included, and this process; for DuckDB this
+process), offset rows per wall second, the ratios to DuckDB in
 wall and CPU time, the JVM's peak heap (sum of the heap pools' peaks since the run started: an
 upper bound of the driver's peak) and the 1-minute load average (the machine is shared). Each
 cell's results are appended to ``--json`` as soon as it finishes, so a long matrix keeps what
@@ -127,8 +128,10 @@ def run_cell(
     """Run every engine on one generated history; one result dict per engine.
 
     Each result holds ``rows`` (offset rows), ``end_rows``, ``shape``, ``engine``, ``lag`` and
-    ``restore`` (wall seconds of the two tables), ``total``, ``cpu`` (CPU seconds: the JVM and
-    this process for Spark, this process for DuckDB), ``rows_per_s`` (offset rows per wall
+    ``restore`` (wall seconds of the two tables), ``total``, ``cpu`` (CPU seconds: the JVM, its
+    Python workers and this process for Spark, :class:`lag_benchmark.TreeCpuMeter`; this process
+    for DuckDB), ``cpu_live_only`` (Spark: the older reading that lost exited workers),
+    ``rows_per_s`` (offset rows per wall
     second), ``x_duckdb`` and ``x_duckdb_cpu`` (ratios to DuckDB), ``peak_heap_mb`` (Spark),
     ``load_avg`` (the 1-minute load average, the larger of start and end), or ``failed`` with
     the error's first line.
