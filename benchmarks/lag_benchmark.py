@@ -91,17 +91,28 @@ def tree_cpu_seconds(pid: int) -> float:
     system time plus that of its children already waited for (``utime``, ``stime``, ``cutime``,
     ``cstime``).
     """
-    children: dict[int, list[int]] = {}
+    ticks = sum(sum(int(f) for f in fields[11:15]) for fields in _live_tree(pid).values())
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _live_tree(root: int) -> dict[int, list[str]]:
+    """``/proc/<pid>/stat`` fields (after the command name) of ``root`` and its live descendants,
+    by pid; one pass over ``/proc``."""
+    stats: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) is not None:
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    ticks, todo = 0, [pid]
+            stats[int(entry.name)] = fields
+    children: dict[int, list[int]] = {}
+    for pid, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    tree: dict[int, list[str]] = {}
+    todo = [root]
     while todo:
-        current = todo.pop()
-        if (fields := _stat_fields(current)) is not None:
-            ticks += sum(int(f) for f in fields[11:15])
-            todo.extend(children.get(current, []))
-    return ticks / os.sysconf("SC_CLK_TCK")
+        pid = todo.pop()
+        if (fields := stats.get(pid)) is not None:
+            tree[pid] = fields
+            todo.extend(children.get(pid, []))
+    return tree
 
 
 def own_cpu_seconds() -> float:
@@ -145,21 +156,11 @@ class TreeCpuMeter:
         self.seconds = 0.0
 
     def _sample(self) -> dict[tuple[int, str], int]:
-        stats: dict[int, list[str]] = {}
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) is not None:
-                stats[int(entry.name)] = fields
-        children: dict[int, list[int]] = {}
-        for pid, fields in stats.items():
-            children.setdefault(int(fields[1]), []).append(pid)
-        ticks: dict[tuple[int, str], int] = {}
-        todo = [self.root]
-        while todo:
-            pid = todo.pop()
-            if (fields := stats.get(pid)) is not None:
-                ticks[(pid, fields[19])] = int(fields[11]) + int(fields[12])
-                todo.extend(children.get(pid, []))
-        return ticks
+        """``utime + stime`` ticks by (pid, start time) of the tree's live processes."""
+        return {
+            (pid, fields[19]): int(fields[11]) + int(fields[12])
+            for pid, fields in _live_tree(self.root).items()
+        }
 
     def _run(self) -> None:
         started = time.thread_time()

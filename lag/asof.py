@@ -38,6 +38,11 @@ ADVISORY_PARTITION_BYTES = 16 * 1024 * 1024
 MAX_SHUFFLE_PARTITIONS = 4096
 
 
+#: Plan size at or above which Spark's estimate means "unknown" (its ``Long.MAX_VALUE``-like
+#: ``spark.sql.defaultSizeInBytes``): no partitions are sized from it.
+UNKNOWN_SIZE_BYTES = 2**62
+
+
 #: Largest join key of the one-long-key as-of join (beyond it, the join uses two keys).
 MAX_JOIN_KEY = 2**62
 
@@ -214,7 +219,7 @@ def shuffle_partitions_for(input_bytes: int, configured: int) -> int:
         :data:`MAX_SHUFFLE_PARTITIONS` (about a million offset rows per partition; Spark's AQE
         coalesces partitions that come out small).
     """
-    if input_bytes >= 2**62:  # Spark's "unknown" (spark.sql.defaultSizeInBytes)
+    if input_bytes >= UNKNOWN_SIZE_BYTES:
         return configured
     wanted = -(-max(0, input_bytes) // PARTITION_INPUT_BYTES)
     return max(configured, min(wanted, MAX_SHUFFLE_PARTITIONS))

@@ -453,7 +453,8 @@ def compute_lags(
 
     # Sizing: partitions by input volume, broadcast only what fits Spark's threshold.
     configured = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-    partitions = shuffle_partitions_for(plan_size_bytes(offsets), configured)
+    offset_bytes = plan_size_bytes(offsets)
+    partitions = shuffle_partitions_for(offset_bytes, configured)
     if partitions != configured:
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     # Scan tasks of about a million rows: their partial aggregation then fits without spilling.
@@ -495,11 +496,8 @@ def compute_lags(
         origin = min((t for t in starts if t is not None), default=None)
         enable_sort_aggregate(spark)
         # The merge's shuffle carries the end-offset rows too: size it by both inputs.
-        offset_bytes, end_bytes = plan_size_bytes(offsets), plan_size_bytes(end_offsets)
-        merge_parts = merge_partitions_for(
-            offset_bytes + end_bytes if max(offset_bytes, end_bytes) < 2**62 else 2**62,
-            partitions,
-        )
+        # (An unknown size on either side makes the sum unknown too.)
+        merge_parts = merge_partitions_for(offset_bytes + plan_size_bytes(end_offsets), partitions)
         snapshots = merge_as_of_join(good_offsets, good_ends, layout, origin, merge_parts)
     if persist and cache_snapshots:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from lag.asof import MAX_SHUFFLE_PARTITIONS, UNKNOWN_SIZE_BYTES
 from lag.keys import map_lookup, task_part, task_sub
 from lag.layout import TaskLayout
 from lag.sums import pinned_sum, sum_rows
@@ -64,9 +65,6 @@ def raise_arrow_batch_rows(spark: SparkSession) -> int:
 #: pass: sized from the offset files alone at 8 MB, the 100 M many-snapshot history spilled).
 MERGE_PARTITION_INPUT_BYTES = 4 * 1024 * 1024
 
-#: Most partitions the merge's shuffle asks for.
-_MAX_MERGE_PARTITIONS = 4096
-
 #: Optimizer rule the merge keeps out of the session (see :func:`enable_sort_aggregate`).
 _ELIMINATE_SORTS = "org.apache.spark.sql.catalyst.optimizer.EliminateSorts"
 
@@ -78,20 +76,22 @@ def merge_partitions_for(stacked_bytes: int, configured: int) -> int | None:
     ----------
     stacked_bytes:
         Estimated bytes of the offset rows plus the end-offset rows (Spark's plan statistics,
-        :func:`lag.asof.plan_size_bytes`); ``>= 2**62`` means unknown.
+        :func:`lag.asof.plan_size_bytes`); at least :data:`lag.asof.UNKNOWN_SIZE_BYTES` means
+        unknown.
     configured:
         ``spark.sql.shuffle.partitions`` as the job set it (a floor).
 
     Returns
     -------
     int or None
-        ``max(configured, ceil(stacked_bytes / MERGE_PARTITION_INPUT_BYTES))``, at most 4096;
+        ``max(configured, ceil(stacked_bytes / MERGE_PARTITION_INPUT_BYTES))``, at most
+        :data:`lag.asof.MAX_SHUFFLE_PARTITIONS`;
         None when the size is unknown (the shuffle then takes ``spark.sql.shuffle.partitions``).
     """
-    if stacked_bytes >= 2**62:
+    if stacked_bytes >= UNKNOWN_SIZE_BYTES:
         return None
     wanted = -(-max(0, stacked_bytes) // MERGE_PARTITION_INPUT_BYTES)
-    return max(configured, min(wanted, _MAX_MERGE_PARTITIONS))
+    return max(configured, min(wanted, MAX_SHUFFLE_PARTITIONS))
 
 
 def enable_sort_aggregate(spark: SparkSession) -> None:
@@ -153,26 +153,25 @@ def _lazy_zip_invalidation() -> Callable[[], bool]:
             return False
         reload_directory = importer.invalidate_caches
 
-        def invalidate_caches(self: Any) -> None:
+        def stamp(archive: str) -> tuple[int, int] | None:
             try:
-                status = os.stat(self.archive)
-                stamp: tuple[int, int] | None = (status.st_mtime_ns, status.st_size)
+                status = os.stat(archive)
             except OSError:
-                stamp = None
-            if stamp is None or self.__dict__.get("_lag_stamp") != stamp:
+                return None
+            return status.st_mtime_ns, status.st_size
+
+        def invalidate_caches(self: Any) -> None:
+            now = stamp(self.archive)
+            if now is None or self.__dict__.get("_lag_stamp") != now:
                 reload_directory(self)
-                self.__dict__["_lag_stamp"] = stamp
+                self.__dict__["_lag_stamp"] = now
 
         importer.invalidate_caches = invalidate_caches
         importer._lag_lazy_invalidation = True
         # The worker re-read every archive just before this task: stamp the importers it has.
         for cached in list(sys.path_importer_cache.values()):
             if isinstance(cached, importer):
-                try:
-                    status = os.stat(cached.archive)
-                except OSError:
-                    continue
-                cached.__dict__["_lag_stamp"] = (status.st_mtime_ns, status.st_size)
+                cached.__dict__["_lag_stamp"] = stamp(cached.archive)
         return True
 
     return make_lazy
