@@ -17,11 +17,8 @@ from streams_assign.connect.model import (
 )
 from streams_assign.connect.replay import replay_connect
 from streams_assign.connect.result import RoundResult, WorkerAssignment, rounds_to_json
-from streams_assign.connect.scenario import (
-    InvalidConnectSequenceError,
-    load_connect_sequence,
-    parse_connect_sequence,
-)
+from streams_assign.errors import InvalidConnectSequenceError
+from streams_assign.formats.connect_sequence import load_connect_sequence, parse_connect_sequence
 
 __all__ = [
     "ConnectRound",

@@ -15,8 +15,8 @@ from streams_assign.consumer.model import (
     MemberSubscription,
     TopicPartition,
 )
-from streams_assign.consumer.scenario import (
-    InvalidConsumerStateError,
+from streams_assign.errors import InvalidConsumerStateError
+from streams_assign.formats.consumer_group import (
     assignment_to_json,
     load_consumer_state,
     parse_consumer_state,

@@ -17,15 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import ConsumerCommandError, StreamsAssignError
 
-__all__ = ["ConsumerCommandError", "HELP", "configure", "run"]
+__all__ = ["HELP", "configure", "run"]
 
 HELP = "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)"
-
-
-class ConsumerCommandError(StreamsAssignError, ValueError):
-    """Bad input or usage of ``consumer-assign`` (exit status 2)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         assignment_to_json,
         load_consumer_state,
     )
-    from streams_assign.io import dumps_json, write_atomic
+    from streams_assign.formats.atomic import dumps_json, write_atomic
 
     results = []
     for name in args.files:
