@@ -2,7 +2,10 @@
 
 Everything here is immutable and validated on construction. The shapes follow Kafka Streams'
 ``org.apache.kafka.streams.processor.TaskId``, ``ProcessId`` (``java.util.UUID``),
-``AssignmentConfigs`` and ``ClientState`` (reference sections 1 and 2).
+``AssignmentConfigs`` and ``ClientState`` (reference sections 1 and 2). Each value the package
+shares is defined here once: Java's ``Long.MAX_VALUE``, the task-id text, Kafka's
+``TopicPartition`` and a sub-topology's topics (:class:`Subtopology`). The documents these values
+are read from live in :mod:`streams_assign.formats`.
 """
 
 from __future__ import annotations
