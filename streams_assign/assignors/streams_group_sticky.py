@@ -241,7 +241,7 @@ class StreamsGroupStickyTaskAssignor:
 
     Examples
     --------
-    >>> from streams_assign.streams_group import parse_streams_group
+    >>> from streams_assign.formats.streams_group import parse_streams_group
     >>> state = parse_streams_group({
     ...     "configs": {"num.standby.replicas": 1},
     ...     "topology": {"0": {"partitions": 2, "stateful": True}},

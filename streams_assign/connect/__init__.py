@@ -1,9 +1,11 @@
 """Kafka Connect's assignors: ``EagerAssignor`` and ``IncrementalCooperativeAssignor``.
 
-Driven round by round over a :class:`ConnectSequence` (the ``kafka-connect`` scenario
-format)::
+Driven round by round over a :class:`ConnectSequence` (read from the ``kafka-connect`` scenario
+format by :mod:`streams_assign.formats.connect_sequence`)::
 
-    from streams_assign.connect import load_connect_sequence, replay_connect
+    from streams_assign.connect import replay_connect
+    from streams_assign.formats.connect_sequence import load_connect_sequence
+
     rounds = replay_connect(load_connect_sequence("k0001_incremental.json"))
 """
 
@@ -18,7 +20,6 @@ from streams_assign.connect.model import (
 from streams_assign.connect.replay import replay_connect
 from streams_assign.connect.result import RoundResult, WorkerAssignment, rounds_to_json
 from streams_assign.errors import InvalidConnectSequenceError
-from streams_assign.formats.connect_sequence import load_connect_sequence, parse_connect_sequence
 
 __all__ = [
     "ConnectRound",
@@ -30,8 +31,6 @@ __all__ = [
     "WorkerAssignment",
     "WorkerMember",
     "eager_assign",
-    "load_connect_sequence",
-    "parse_connect_sequence",
     "replay_connect",
     "rounds_to_json",
 ]

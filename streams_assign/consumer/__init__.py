@@ -2,9 +2,12 @@
 
 Faithful to Kafka 4.x ``RangeAssignor``, ``RoundRobinAssignor``, ``StickyAssignor`` and
 ``CooperativeStickyAssignor`` on the leader's view of a consumer group
-(:class:`ConsumerGroupState`, the ``kafka-consumer`` scenario format)::
+(:class:`ConsumerGroupState`, read from the ``kafka-consumer`` scenario format by
+:mod:`streams_assign.formats.consumer_group`)::
 
-    from streams_assign.consumer import assign_consumer_group, load_consumer_state
+    from streams_assign.consumer import assign_consumer_group
+    from streams_assign.formats.consumer_group import load_consumer_state
+
     assignment = assign_consumer_group(load_consumer_state("c0000_range.json"))
 """
 
@@ -16,11 +19,6 @@ from streams_assign.consumer.model import (
     TopicPartition,
 )
 from streams_assign.errors import InvalidConsumerStateError
-from streams_assign.formats.consumer_group import (
-    assignment_to_json,
-    load_consumer_state,
-    parse_consumer_state,
-)
 
 __all__ = [
     "ASSIGNOR_NAMES",
@@ -30,7 +28,4 @@ __all__ = [
     "MemberSubscription",
     "TopicPartition",
     "assign_consumer_group",
-    "assignment_to_json",
-    "load_consumer_state",
-    "parse_consumer_state",
 ]

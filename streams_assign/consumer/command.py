@@ -52,12 +52,9 @@ def run(args: argparse.Namespace) -> int:
         A file is unreadable or invalid (file, JSON path and value named), the assignor fails
         as Kafka's would, or ``--output-dir`` is not a folder or two inputs share a name.
     """
-    from streams_assign.consumer import (
-        assign_consumer_group,
-        assignment_to_json,
-        load_consumer_state,
-    )
+    from streams_assign.consumer import assign_consumer_group
     from streams_assign.formats.atomic import dumps_json, write_atomic
+    from streams_assign.formats.consumer_group import assignment_to_json, load_consumer_state
 
     results = []
     for name in args.files:
