@@ -47,6 +47,9 @@ TaskOffsets = Mapping[str, Mapping[int, int]]
 class StreamsGroupSubtopology:
     """One subtopology as ``TopologyDescriber`` describes it.
 
+    The group coordinator's assignor sees task counts, not topics; the topics of a sub-topology
+    are :class:`streams_assign.model.Subtopology`.
+
     Attributes
     ----------
     partitions:
