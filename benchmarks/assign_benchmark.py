@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.scenario import parse_cluster_state
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.simulation.generators import scale_scenario
 
 #: Kafka's Java assignor on this machine class (from the issue), seconds.

@@ -24,9 +24,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.connect import load_connect_sequence, replay_connect
+from streams_assign.connect import replay_connect
 from streams_assign.connect.scores import SequenceScore, score_sequence
 from streams_assign.connect.simulate import simulate_connect
+from streams_assign.formats.connect_sequence import load_connect_sequence
 
 DEFAULT_FOLDER = (
     Path(__file__).resolve().parents[1].parent / "shared" / "scenarios" / "kafka-connect"
@@ -71,8 +72,9 @@ def _table(title: str) -> Table:
 
 
 def _consumer_table(console: Console, folder: Path) -> None:
-    from streams_assign.consumer import assign_consumer_group, load_consumer_state
+    from streams_assign.consumer import assign_consumer_group
     from streams_assign.consumer.scores import score_consumer_assignment
+    from streams_assign.formats.consumer_group import load_consumer_state
 
     states = [load_consumer_state(p) for p in sorted((folder / "input").glob("*.json"))]
     if not states:

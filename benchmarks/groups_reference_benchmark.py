@@ -15,8 +15,10 @@ import json
 import time
 from pathlib import Path
 
-from streams_assign.connect import parse_connect_sequence, replay_connect, rounds_to_json
-from streams_assign.consumer import assign_consumer_group, assignment_to_json, parse_consumer_state
+from streams_assign.connect import replay_connect, rounds_to_json
+from streams_assign.consumer import assign_consumer_group
+from streams_assign.formats.connect_sequence import parse_connect_sequence
+from streams_assign.formats.consumer_group import assignment_to_json, parse_consumer_state
 from streams_assign.testing.groups_reference import KafkaGroupsReference
 
 SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios"

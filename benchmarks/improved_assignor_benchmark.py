@@ -37,11 +37,11 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_assign.api import assign
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import Metrics, score
 from streams_assign.optimal.same_rules import without_warmups, zone_violations
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.simulation.convergence import run_randomized_scenario
 from streams_assign.simulation.generators import scale_scenario
 from streams_assign.simulation.replay import rebalances, replay, with_changelog_sizes

@@ -34,8 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import Assignment, ClusterState
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.simulation.convergence import run_randomized_scenario
 from streams_assign.simulation.generators import scale_scenario
 from streams_assign.simulation.replay import rebalances, with_changelog_sizes

@@ -48,7 +48,7 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.scenario import parse_cluster_state
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.simulation.generators import scale_scenario
 from streams_assign.testing.java import JavaError
 from streams_assign.testing.reference import KafkaReference, differences

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from streams_assign.api import assign
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal import (
     PlacementCosts,
     Problem,
@@ -40,7 +41,6 @@ from streams_assign.optimal import (
     solve_optimal,
 )
 from streams_assign.optimal.synthetic import synthetic_cluster
-from streams_assign.scenario import load_cluster_state
 
 SIZES = ((50, 10), (200, 20), (500, 25))
 DEFAULT_SCENARIOS = (

@@ -19,7 +19,7 @@ from typing import Any
 from streams_assign.api import assign
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.assignors.threads import assign_tasks_to_consumers
-from streams_assign.scenario import load_cluster_state
+from streams_assign.formats.cluster_state import load_cluster_state
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios"
 

@@ -42,10 +42,10 @@ from streams_assign.assignors.lag_aware_sticky import (
     warmup_priority,
 )
 from streams_assign.assignors.lag_aware_sticky.problem import IndexedCluster, index_cluster
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import score
-from streams_assign.scenario import load_cluster_state
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 #: CP-SAT wall seconds per state for the relaxed optimum, and search workers (a shared machine).

@@ -34,7 +34,7 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_assign.api import assign
-from streams_assign.scenario import load_cluster_state, loads_cluster_state
+from streams_assign.formats.cluster_state import load_cluster_state, loads_cluster_state
 from streams_assign.simulation.generators import scale_scenario
 
 #: Measured before issue #10 on this machine class (from the issue text), seconds.

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
-from streams_assign.streams_group import loads_streams_group, parse_streams_group
+from streams_assign.formats.streams_group import loads_streams_group, parse_streams_group
 from streams_assign.testing.streams_group_harness import streams_group_harness
 from streams_assign.testing.streams_group_random import scale_streams_group
 

@@ -12,8 +12,8 @@ import random
 import uuid
 from typing import Any
 
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import ClusterState
-from streams_assign.scenario import parse_cluster_state
 
 
 def synthetic_document(

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from streams_assign.api import assign
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import NotConvergedError
 from streams_assign.model import (
     Assignment,
     AssignmentConfigs,
@@ -36,10 +36,6 @@ HARNESS_END_OFFSET_SUM = 150_000
 def process_id_for_int(n: int) -> str:
     """Kafka's test helper ``processIdForInt(n)``: the UUID ``(0, n)``."""
     return str(uuid.UUID(int=n))
-
-
-class NotConvergedError(StreamsAssignError, AssertionError):
-    """The assignor still asked for a probing rebalance after the iteration limit."""
 
 
 @dataclass
@@ -328,7 +324,6 @@ def run_randomized_scenario(
 __all__ = [
     "ConvergenceHarness",
     "HARNESS_END_OFFSET_SUM",
-    "NotConvergedError",
     "SimulatedClient",
     "process_id_for_int",
     "run_randomized_scenario",

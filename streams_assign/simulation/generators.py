@@ -11,6 +11,8 @@ import random
 import uuid
 from typing import Any
 
+from streams_assign.model import LONG_MAX_VALUE
+
 
 def process_ids(count: int, rng: random.Random) -> list[str]:
     """``count`` distinct random version-4 UUIDs drawn from ``rng``, sorted as strings."""
@@ -121,7 +123,7 @@ def random_scenario(
     ]
     stateful = [t for t in tasks if rng.random() < 0.7]
     stateless = [t for t in tasks if t not in set(stateful)]
-    acceptable = rng.choice([0, 100, 1000, 10_000, 9_223_372_036_854_775_807])
+    acceptable = rng.choice([0, 100, 1000, 10_000, LONG_MAX_VALUE])
     clients: list[dict[str, Any]] = []
     for pid in ids:
         clients.append(

@@ -16,6 +16,8 @@ import random
 import uuid
 from typing import Any
 
+from streams_assign.model import LONG_MAX_VALUE
+
 __all__ = ["SITUATIONS", "random_cluster_state"]
 
 #: The situations :func:`random_cluster_state` draws from.
@@ -29,7 +31,6 @@ SITUATIONS = (
     "uneven",
     "stateless_heavy",
 )
-LONG_MAX = 9_223_372_036_854_775_807
 LATEST_OFFSET = -2
 UNKNOWN_OFFSET_SUM = -3
 
@@ -55,7 +56,7 @@ def _standby_lag(rng: random.Random, acceptable: int) -> int:
     roll = rng.random()
     if roll < 0.05:
         return UNKNOWN_OFFSET_SUM
-    if acceptable == LONG_MAX:
+    if acceptable == LONG_MAX_VALUE:
         return rng.choice([0, 1, rng.randint(0, 10**12)])
     near = [acceptable, acceptable + 1, max(0, acceptable - 1), 0]
     if roll < 0.35:
@@ -103,7 +104,7 @@ def random_cluster_state(
         A cluster-state document; ``description`` names the situation drawn.
     """
     situation = rng.choice(SITUATIONS)
-    acceptable = rng.choice([0, 100, 10_000, 10_000, LONG_MAX])
+    acceptable = rng.choice([0, 100, 10_000, 10_000, LONG_MAX_VALUE])
     num_subtopologies = rng.randint(1, 4)
     per_sub = rng.randint(1, max(1, max_tasks // num_subtopologies))
     tasks = [f"{s}_{p}" for s in range(num_subtopologies) for p in range(per_sub)]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.scenario import load_cluster_state
+from streams_assign.formats.cluster_state import load_cluster_state
 
 SCENARIOS = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios"
 INPUTS = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from streams_assign.connect import load_connect_sequence, replay_connect, rounds_to_json
+from streams_assign.connect import replay_connect, rounds_to_json
+from streams_assign.formats.connect_sequence import load_connect_sequence
 
 FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-connect"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))

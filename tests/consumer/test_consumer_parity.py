@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from streams_assign.consumer import assign_consumer_group, assignment_to_json, load_consumer_state
+from streams_assign.consumer import assign_consumer_group
+from streams_assign.formats.consumer_group import assignment_to_json, load_consumer_state
 
 FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-consumer"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from streams_assign.cli import main
-from streams_assign.scenario import load_cluster_state
-from streams_assign.schema import load_schema
+from streams_assign.formats.cluster_state import load_cluster_state
+from streams_assign.formats.schema import load_schema
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
@@ -44,7 +44,7 @@ def test_init_refuses_other_suffixes(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_shipped_schema_is_the_generated_one() -> None:
-    from streams_assign.schema.model import cluster_state_schema
+    from streams_assign.formats.schema import cluster_state_schema
 
     assert load_schema() == json.loads(json.dumps(cluster_state_schema()))
 

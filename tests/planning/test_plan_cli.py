@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from streams_assign.cli import main
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.planning.whatif import Changes, apply_changes
-from streams_assign.scenario import load_cluster_state
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 CRASH = SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json"

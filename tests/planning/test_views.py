@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from streams_assign.cli import main
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal.compare import _target_gap_cell
 from streams_assign.planning.convergence import RestoreRates
 from streams_assign.planning.scores import convergence_scores
-from streams_assign.scenario import load_cluster_state
 from streams_assign.simulation.replay import replay
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import uuid
 
-from streams_assign.scenario import parse_cluster_state
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.testing.generate import SITUATIONS, random_cluster_state
 
 

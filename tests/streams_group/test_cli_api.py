@@ -11,12 +11,9 @@ import pytest
 from streams_assign.api import ASSIGNORS, assign, assign_group, get_assignor, load_document
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.cli import main
-from streams_assign.scenario import load_cluster_state
-from streams_assign.streams_group import (
-    StreamsGroupState,
-    dump_streams_group,
-    from_cluster_state,
-)
+from streams_assign.formats.cluster_state import load_cluster_state
+from streams_assign.formats.streams_group import dump_streams_group
+from streams_assign.streams_group import StreamsGroupState, from_cluster_state
 from streams_assign.testing.java import JavaBatch
 from tests.conftest import SCENARIOS
 

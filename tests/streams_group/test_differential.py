@@ -13,11 +13,9 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from streams_assign.assignors.streams_group_sticky import (
-    TaskAssignorException,
-    assign_streams_group,
-)
-from streams_assign.streams_group import parse_streams_group
+from streams_assign.assignors.streams_group_sticky import assign_streams_group
+from streams_assign.errors import TaskAssignorException
+from streams_assign.formats.streams_group import parse_streams_group
 from streams_assign.testing.java import JavaBatch
 from streams_assign.testing.streams_group_random import KINDS, random_streams_group
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from streams_assign.streams_group import (
-    InvalidStreamsGroupError,
+from streams_assign.errors import InvalidStreamsGroupError
+from streams_assign.formats.streams_group import (
     dump_streams_group,
     is_streams_group_document,
     load_streams_group,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
-from streams_assign.streams_group import load_streams_group
+from streams_assign.formats.streams_group import load_streams_group
 from streams_assign.testing.java import JavaBatch
 from tests.conftest import SCENARIOS
 
