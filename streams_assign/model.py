@@ -137,14 +137,6 @@ def _signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def java_uuid_hash_code(process_id: str) -> int:
-    """``java.util.UUID.hashCode()`` of a process id: ``(int)(hilo >> 32) ^ (int) hilo``."""
-    value = _uuid.UUID(process_id).int
-    hilo = (value >> 64) ^ (value & 0xFFFF_FFFF_FFFF_FFFF)
-    result = ((hilo >> 32) ^ hilo) & 0xFFFF_FFFF
-    return result - (1 << 32) if result >= 1 << 31 else result
-
-
 @dataclass(frozen=True, slots=True)
 class AssignmentConfigs:
     """Kafka Streams' assignment configs, with Kafka's defaults and valid ranges.
@@ -494,7 +486,6 @@ __all__ = [
     "UNKNOWN_OFFSET_SUM",
     "compute_task_lag",
     "is_caught_up",
-    "java_uuid_hash_code",
     "process_id_sort_key",
     "sorted_tasks",
 ]

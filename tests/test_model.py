@@ -14,11 +14,11 @@ import pytest
 
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import InvalidScenarioError, InvalidTaskIdError, TaskAssignmentError
+from streams_assign.java.hash_order import java_uuid_hash_code
 from streams_assign.model import (
     LONG_MAX_VALUE,
     AssignmentConfigs,
     TaskId,
-    java_uuid_hash_code,
     process_id_sort_key,
 )
 from streams_assign.scenario import parse_cluster_state

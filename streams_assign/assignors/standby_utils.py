@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from streams_assign._java.priority import PrioritySet
+from streams_assign.assignors.priority_set import PrioritySet
 from streams_assign.assignors.state import AssignmentState
 
 __all__ = ["assign_standbys_to_least_loaded_clients"]

@@ -29,9 +29,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from streams_assign._java.hash_order import task_hash_set
-from streams_assign._java.priority import JavaPriorityQueue
 from streams_assign.errors import InvalidScenarioError, TaskAssignmentError
+from streams_assign.java.hash_order import task_hash_set
+from streams_assign.java.priority_queue import JavaPriorityQueue
 from streams_assign.model import (
     LATEST_OFFSET,
     Assignment,

@@ -10,14 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams_assign._java.priority import java_poll_order
-from streams_assign.assignors.priority import (
-    ConstrainedPrioritySet,
+from streams_assign.assignors.priority_set import ConstrainedPrioritySet, KafkaLiteralPrioritySet
+from streams_assign.java.hash_order import java_uuid_hash_code
+from streams_assign.java.priority_queue import (
     JavaPriorityQueue,
-    KafkaLiteralPrioritySet,
     java_hash_set_order,
+    java_poll_order,
 )
-from streams_assign.model import java_uuid_hash_code
 
 DUMMY_TASK = 0
 P1, P2, P3 = 0, 1, 2  # client indices, in ProcessId order

@@ -30,7 +30,7 @@ from streams_assign.assignors.tag_aware import (
     fill_clients_tag_statistics,
     tags_match,
 )
-from streams_assign.javacompat import task_hash_set
+from streams_assign.java.hash_order import task_hash_set
 from streams_assign.model import TaskId
 from streams_assign.scenario import parse_cluster_state
 
