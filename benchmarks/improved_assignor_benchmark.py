@@ -36,7 +36,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import Metrics, score

@@ -8,7 +8,7 @@ Each class also subclasses the builtin it resembles, so ``except ValueError`` ke
     ├── InvalidScenarioError (ValueError)     a cluster-state document breaks the format
     │   └── InvalidTaskIdError                a task id is not "1_3" / "name__1_3"
     ├── InvalidAssignmentError (ValueError)   an assignment document breaks the output format
-    ├── UnknownAssignorError (ValueError)     an assignor name not in api.ASSIGNORS
+    ├── UnknownAssignorError (ValueError)     an assignor name not in assignors.ASSIGNORS
     ├── UsageError (ValueError)               bad command-line arguments (exit status 2)
     ├── MissingExtraError (ImportError)       a feature's optional dependencies are absent
     ├── TaskAssignmentError (RuntimeError)    Kafka's IllegalStateException in an assignor
@@ -60,7 +60,7 @@ class InvalidTaskIdError(InvalidScenarioError):
 
 
 class UnknownAssignorError(StreamsAssignError, ValueError):
-    """The assignor name is not one of ``streams_assign.api.ASSIGNORS``."""
+    """The assignor name is not one of ``streams_assign.assignors.ASSIGNORS``."""
 
 
 class UsageError(StreamsAssignError, ValueError):

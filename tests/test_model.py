@@ -198,7 +198,7 @@ def test_scenario_lists_clients_in_java_uuid_order():
 
 
 def test_round_robin_deals_the_first_task_to_the_smallest_java_uuid():
-    from streams_assign.api import assign
+    from streams_assign.assignors import assign
 
     high, low = "80000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000001"
     result = assign(

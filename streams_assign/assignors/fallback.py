@@ -11,13 +11,14 @@ offset fetch ``probing.rebalance.interval.ms`` later.
 
 from __future__ import annotations
 
+from streams_assign.assignors.legacy_sticky import assign_legacy_sticky
 from streams_assign.assignors.state import AssignmentState
-from streams_assign.assignors.sticky import assign_legacy_sticky
 from streams_assign.model import UNKNOWN_OFFSET_SUM, Assignment, ClusterState
 
-#: Assignor names (as in ``streams_assign.api.ASSIGNORS``).
+#: Assignor names (as in ``streams_assign.assignors.ASSIGNORS``).
 FALLBACK_ASSIGNOR = "fallback_prior"
-STICKY_ASSIGNOR = "sticky"
+#: ``LegacyStickyTaskAssignor``'s name and its alias (``ASSIGNOR_ALIASES``).
+LEGACY_STICKY_ASSIGNORS = frozenset({"legacy_sticky", "sticky"})
 
 
 def lag_computation_failed(cluster: ClusterState) -> bool:
@@ -55,7 +56,7 @@ def select_assignor(cluster: ClusterState, configured: str) -> str:
     when :func:`lag_computation_failed`, unless the configured assignor is the legacy sticky
     one (which ignores lags anyway); otherwise the configured assignor.
     """
-    if configured != STICKY_ASSIGNOR and lag_computation_failed(cluster):
+    if configured not in LEGACY_STICKY_ASSIGNORS and lag_computation_failed(cluster):
         return FALLBACK_ASSIGNOR
     return configured
 
@@ -97,7 +98,7 @@ class FallbackPriorTaskAssignor:
 __all__ = [
     "FALLBACK_ASSIGNOR",
     "FallbackPriorTaskAssignor",
-    "STICKY_ASSIGNOR",
+    "LEGACY_STICKY_ASSIGNORS",
     "lag_computation_failed",
     "select_assignor",
 ]

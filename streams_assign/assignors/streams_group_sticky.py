@@ -237,6 +237,8 @@ class StreamsGroupStickyTaskAssignor:
     """
 
     name: str = "streams_group_sticky"
+    #: The broker decides per member: no classic-leader fallback or thread step.
+    decided_by_broker: bool = True
 
     def assign_group(self, state: StreamsGroupState) -> StreamsGroupAssignment:
         """Compute the target assignment of a streams group; see :func:`assign_streams_group`."""

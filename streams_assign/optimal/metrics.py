@@ -174,7 +174,7 @@ def score(
     Examples
     --------
     >>> from streams_assign.scenario import parse_cluster_state
-    >>> from streams_assign.api import assign
+    >>> from streams_assign.assignors import assign
     >>> cluster = parse_cluster_state({"stateful_tasks": ["0_0", "0_1"], "clients": [
     ...     {"id": "00000000-0000-0000-0000-000000000001", "capacity": 1,
     ...      "task_lags": {"0_0": -2, "0_1": 50000}},

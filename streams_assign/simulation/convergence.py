@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.errors import StreamsAssignError
 from streams_assign.model import (
     Assignment,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 
 EXT = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-ext"
 INPUTS = sorted((EXT / "input").glob("*.json")) if EXT.is_dir() else []

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.assignors.standby import (
     DefaultStandbyTaskAssignor,
     create_standby_task_assignor,

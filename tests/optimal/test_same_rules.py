@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.model import ClusterState
 from streams_assign.optimal import solve_optimal
 from streams_assign.optimal.costs import PlacementCosts

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from streams_assign.api import ASSIGNORS, assign, assign_group, get_assignor, load_document
+from streams_assign.assignors import ASSIGNORS, assign, assign_group, get_assignor
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.cli import main
+from streams_assign.formats.document import load_document
 from streams_assign.scenario import load_cluster_state
 from streams_assign.streams_group import (
     StreamsGroupState,

@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 
-from streams_assign.assignors.rack_aware import RackAwareTaskAssignor, ortools_min_cost_flow
-from streams_assign.assignors.state import AssignmentState
-from streams_assign.assignors.sticky import (
+from streams_assign.assignors.legacy_sticky import (
     LegacyStickyTaskAssignor,
     _ClientOrder,
     assign_legacy_sticky,
@@ -26,6 +24,8 @@ from streams_assign.assignors.sticky import (
     java_hash_order,
     previous_tasks,
 )
+from streams_assign.assignors.rack_aware import RackAwareTaskAssignor, ortools_min_cost_flow
+from streams_assign.assignors.state import AssignmentState
 from streams_assign.java.hash_order import JavaHashSet, java_uuid_hash_code
 from streams_assign.model import ClusterState, TaskId
 from streams_assign.scenario import load_cluster_state, parse_cluster_state

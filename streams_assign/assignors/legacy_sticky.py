@@ -466,7 +466,7 @@ class LegacyStickyTaskAssignor:
     probing rebalance.
     """
 
-    name = "sticky"
+    name = "legacy_sticky"
 
     def __init__(self, must_preserve_active_task_assignment: bool = False) -> None:
         self.must_preserve_active_task_assignment = must_preserve_active_task_assignment
