@@ -212,12 +212,6 @@ class _LegacySticky:
     def _count(self, c: int) -> int:
         return self.state.assigned_count(c)
 
-    def _has_more_available_capacity_than(self, c: int, other: int) -> bool:
-        load, other_load = self.state.task_load[c], self.state.task_load[other]
-        if load != other_load:
-            return load < other_load
-        return self.state.capacity[c] > self.state.capacity[other]
-
     def _reached_capacity(self, c: int) -> bool:
         return self._count(c) >= self.state.capacity[c]
 

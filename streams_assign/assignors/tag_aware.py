@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping, MutableMapping, Sequence, Set
 
 from streams_assign.assignors.priority_set import PrioritySet
-from streams_assign.assignors.standby_utils import assign_standbys_to_least_loaded_clients
+from streams_assign.assignors.standby import assign_standbys_to_least_loaded_clients
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.java.hash_order import JavaHashMap, task_hash_map
 from streams_assign.model import TaskId

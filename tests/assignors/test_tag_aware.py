@@ -18,10 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streams_assign.assignors import assign
-from streams_assign.assignors.standby import (
-    DefaultStandbyTaskAssignor,
-    create_standby_task_assignor,
-)
+from streams_assign.assignors.standby import DefaultStandbyTaskAssignor
+from streams_assign.assignors.standby_factory import create_standby_task_assignor
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.assignors.tag_aware import (
     ClientTagAwareStandbyTaskAssignor,
