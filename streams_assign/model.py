@@ -2,7 +2,7 @@
 
 Everything here is immutable and validated on construction. The shapes follow Kafka Streams'
 ``org.apache.kafka.streams.processor.TaskId``, ``ProcessId`` (``java.util.UUID``),
-``AssignmentConfigs`` and ``ClientState`` (reference sections 1 and 2).
+``AssignmentConfigs`` and ``ClientState``, and ``StreamsConfig``'s validators.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class AssignmentConfigs:
 
     Notes
     -----
-    Source: ``StreamsConfig`` validators and ``AssignmentConfigs`` (reference section 2).
+    Source: ``StreamsConfig`` validators and ``AssignmentConfigs``.
     """
 
     acceptable_recovery_lag: int = 10_000
@@ -279,7 +279,7 @@ class ClientState:
 
     Notes
     -----
-    The input half of Kafka's ``ClientState`` (reference 1.3); the assigned sets live in the
+    The input half of Kafka's ``ClientState``; the assigned sets live in the
     assignors' working state.
     """
 
@@ -369,7 +369,7 @@ class ClusterState:
         return self.no_state_lag(task) if value is None else value
 
     def is_caught_up(self, client: ClientState, task: TaskId) -> bool:
-        """Kafka's caught-up rule (reference 4.4) for a stateful task on a client."""
+        """Kafka's caught-up rule (``tasksToCaughtUpClients``) for a stateful task on a client."""
         return is_caught_up(self.lag(client, task), self.configs.acceptable_recovery_lag)
 
 

@@ -2,7 +2,7 @@
 
 Kafka's ``TaskMovement`` keeps every client in a ``ConstrainedPrioritySet``: a
 ``java.util.PriorityQueue<ProcessId>`` ordered by ``(assignedTaskLoad, ProcessId)`` whose
-comparator reads the load **when it compares**, plus a ``uniqueClients`` set (reference 1.5).
+comparator reads the load **when it compares**, plus a ``uniqueClients`` set.
 ``poll(task, extra)`` pops clients until one satisfies the constraints and offers the rejected
 ones back in ``java.util.HashSet`` iteration order; ``offer(c)`` removes ``c`` if present
 (``removeAt``) and inserts it again.

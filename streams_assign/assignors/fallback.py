@@ -2,9 +2,9 @@
 
 When the group leader cannot fetch the changelog end offsets (``listOffsets`` throws a
 ``StreamsException`` or times out), every stateful task's lag is ``UNKNOWN_OFFSET_SUM`` (-3)
-and ``StreamsPartitionAssignor`` uses this assignor instead of the configured one, unless that
-is the ``LegacyStickyTaskAssignor`` (reference 1.4 and 3). It keeps every previous active task
-on its owner, places the rest and the standbys as the legacy sticky assignor does, ignores
+and ``StreamsPartitionAssignor.assignTasksToClients`` uses this assignor instead of the
+configured one, unless that is the ``LegacyStickyTaskAssignor``. It keeps every previous active
+task on its owner, places the rest and the standbys as the legacy sticky assignor does, ignores
 lags and rack awareness, and always asks for a probing rebalance so the leader retries the
 offset fetch ``probing.rebalance.interval.ms`` later.
 """
@@ -83,7 +83,7 @@ class FallbackPriorTaskAssignor:
     Notes
     -----
     Source: ``org.apache.kafka.streams.processor.internals.assignment.FallbackPriorTaskAssignor``
-    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb); reference section 7.
+    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb).
     """
 
     name = FALLBACK_ASSIGNOR

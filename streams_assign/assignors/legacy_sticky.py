@@ -2,7 +2,7 @@
 
 Kafka's pre-KIP-441 assignor (named ``StickyTaskAssignor`` before 3.8), still selectable with
 ``internal.task.assignor.class`` and the delegate of ``FallbackPriorTaskAssignor``. It ignores
-lags: no caught-up test, no warmups, never a probing rebalance of its own (reference 7):
+lags: no caught-up test, no warmups, never a probing rebalance of its own:
 
 1. Every task goes back to its previous active owner while that client has fewer than
    ``capacity * tasksPerThread`` actives (``tasksPerThread = |tasks| // total capacity``);
@@ -455,9 +455,9 @@ class LegacyStickyTaskAssignor:
     Notes
     -----
     Source: ``org.apache.kafka.streams.processor.internals.assignment.LegacyStickyTaskAssignor``
-    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb); reference section 7. HashMap/HashSet
-    iteration follows :mod:`streams_assign.java.hash_order` (see the module notes). Never requests a
-    probing rebalance.
+    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb). HashMap/HashSet iteration follows
+    :mod:`streams_assign.java.hash_order` (see the module notes). Never requests a probing
+    rebalance.
     """
 
     name = "legacy_sticky"

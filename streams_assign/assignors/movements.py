@@ -1,4 +1,4 @@
-"""Warmup movements: Kafka's ``TaskMovement`` (reference 4.5 and 4.6).
+"""Warmup movements: Kafka's ``TaskMovement`` (active and standby task movements).
 
 After round-robin and balancing, an active task on a client that is not caught up moves to a
 caught-up (or more caught-up) client; the old holder keeps a warmup replica while the shared

@@ -54,7 +54,7 @@ class AssignmentState:
 
     Notes
     -----
-    Mirrors the assigned half of Kafka's ``ClientState`` (reference 1.3): assigning a task a
+    Mirrors the assigned half of Kafka's ``ClientState``: assigning a task a
     client already holds, in either role, raises, as ``assignActive``/``assignStandby`` do.
     """
 
@@ -184,7 +184,7 @@ class AssignmentState:
         return self.explicit_lags[client].get(task, self.no_state_lag[task])
 
     def caught_up(self, client: int, task: int) -> bool:
-        """Kafka's caught-up predicate for (client, task) (reference 4.4)."""
+        """Whether ``client`` is caught up on ``task`` (``tasksToCaughtUpClients``'s rule)."""
         return is_caught_up(self.lag(client, task), self.acceptable_recovery_lag)
 
     def _task_lags(self) -> list[list[tuple[int, int]]]:

@@ -10,7 +10,7 @@ client first).
 
 Source: ``ClientTagAwareStandbyTaskAssignor`` and ``StandbyTaskAssignmentUtils`` (package
 ``org.apache.kafka.streams.processor.internals.assignment``) at Kafka 4.0.0-SNAPSHOT (commit
-1eb7644349cb); reference 4.3.
+1eb7644349cb).
 """
 
 from __future__ import annotations
@@ -250,8 +250,8 @@ class ClientTagAwareStandbyTaskAssignor:
 
     Notes
     -----
-    Source: ``ClientTagAwareStandbyTaskAssignor`` (Kafka 4.0.0-SNAPSHOT, commit 1eb7644349cb),
-    reference 4.3:
+    Source: ``ClientTagAwareStandbyTaskAssignor.assign`` (Kafka 4.0.0-SNAPSHOT, commit
+    1eb7644349cb):
 
     1. Index the tag values of all clients (:func:`fill_clients_tag_statistics`).
     2. For each stateful task in TaskId order, from its active client, repeatedly take the

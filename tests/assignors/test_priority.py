@@ -1,6 +1,6 @@
-"""Priority structures: Kafka's ConstrainedPrioritySet (ConstrainedPrioritySetTest, reference 9.8)
-in its fast and literal forms, java.util.PriorityQueue's exact poll order and java.util.HashSet's
-iteration order (reference 11)."""
+"""Priority structures: Kafka's ConstrainedPrioritySet (ConstrainedPrioritySetTest) in its fast
+and literal forms, java.util.PriorityQueue's exact poll order and java.util.HashSet's iteration
+order."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_should_apply_poll_filter(priority_set):
     assert queue.poll(DUMMY_TASK) is None
 
 
-# -- further ConstrainedPrioritySet semantics (reference 1.5) -----------------------------------
+# -- further ConstrainedPrioritySet semantics (ordered by weight, then ProcessId) ----------------
 
 
 def test_equal_weights_poll_in_process_id_order(priority_set):
