@@ -17,6 +17,7 @@ from streams_assign.assignors.state import AssignmentState
 #: ``predicate(source, destination, task)``: whether a balancing move is allowed.
 MovePredicate = Callable[[int, int, int], bool]
 
+
 def should_move_a_task(
     source_count: int, source_capacity: int, dest_count: int, dest_capacity: int
 ) -> bool:
