@@ -30,7 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal import (
     PlacementCosts,

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.assignors.threads import assign_tasks_to_consumers
 from streams_assign.formats.cluster_state import load_cluster_state

@@ -33,7 +33,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.assignors.lag_aware_sticky import (
     assign_immediate_stateful_actives,
     assign_standby_tasks,

@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from streams_assign.api import ASSIGNORS, assign, get_assignor
+    from streams_assign.assignors import ASSIGNORS, assign, get_assignor
     from streams_assign.errors import (
         InvalidScenarioError,
         InvalidTaskIdError,
@@ -49,9 +49,9 @@ __version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _SOURCES: dict[str, str] = {
-    "ASSIGNORS": "api",
-    "assign": "api",
-    "get_assignor": "api",
+    "ASSIGNORS": "assignors",
+    "assign": "assignors",
+    "get_assignor": "assignors",
     "InvalidScenarioError": "errors",
     "InvalidTaskIdError": "errors",
     "MissingExtraError": "errors",

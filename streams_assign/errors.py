@@ -161,7 +161,7 @@ class TopologyError(StreamsAssignError, ValueError):
 
 
 class UnknownAssignorError(StreamsAssignError, ValueError):
-    """The assignor name is not one of ``streams_assign.api.ASSIGNORS``."""
+    """The assignor name is not one of ``streams_assign.assignors.ASSIGNORS``."""
 
 
 class UnknownGroupAssignorError(StreamsAssignError, ValueError):

@@ -2,8 +2,8 @@
 
 Everything here is immutable and validated on construction. The shapes follow Kafka Streams'
 ``org.apache.kafka.streams.processor.TaskId``, ``ProcessId`` (``java.util.UUID``),
-``AssignmentConfigs`` and ``ClientState`` (reference sections 1 and 2). Each value the package
-shares is defined here once: Java's ``Long.MAX_VALUE``, the task-id text, Kafka's
+``AssignmentConfigs`` and ``ClientState``, and ``StreamsConfig``'s validators. Each value the
+package shares is defined here once: Java's ``Long.MAX_VALUE``, the task-id text, Kafka's
 ``TopicPartition`` and a sub-topology's topics (:class:`Subtopology`). The documents these values
 are read from live in :mod:`streams_assign.formats`.
 """
@@ -172,14 +172,6 @@ def _signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def java_uuid_hash_code(process_id: str) -> int:
-    """``java.util.UUID.hashCode()`` of a process id: ``(int)(hilo >> 32) ^ (int) hilo``."""
-    value = _uuid.UUID(process_id).int
-    hilo = (value >> 64) ^ (value & 0xFFFF_FFFF_FFFF_FFFF)
-    result = ((hilo >> 32) ^ hilo) & 0xFFFF_FFFF
-    return result - (1 << 32) if result >= 1 << 31 else result
-
-
 @dataclass(frozen=True, slots=True)
 class AssignmentConfigs:
     """Kafka Streams' assignment configs, with Kafka's defaults and valid ranges.
@@ -212,7 +204,7 @@ class AssignmentConfigs:
 
     Notes
     -----
-    Source: ``StreamsConfig`` validators and ``AssignmentConfigs`` (reference section 2).
+    Source: ``StreamsConfig`` validators and ``AssignmentConfigs``.
     """
 
     acceptable_recovery_lag: int = 10_000
@@ -322,7 +314,7 @@ class ClientState:
 
     Notes
     -----
-    The input half of Kafka's ``ClientState`` (reference 1.3); the assigned sets live in the
+    The input half of Kafka's ``ClientState``; the assigned sets live in the
     assignors' working state.
     """
 
@@ -412,7 +404,7 @@ class ClusterState:
         return self.no_state_lag(task) if value is None else value
 
     def is_caught_up(self, client: ClientState, task: TaskId) -> bool:
-        """Kafka's caught-up rule (reference 4.4) for a stateful task on a client."""
+        """Kafka's caught-up rule (``tasksToCaughtUpClients``) for a stateful task on a client."""
         return is_caught_up(self.lag(client, task), self.configs.acceptable_recovery_lag)
 
 
@@ -531,7 +523,6 @@ __all__ = [
     "UNKNOWN_OFFSET_SUM",
     "compute_task_lag",
     "is_caught_up",
-    "java_uuid_hash_code",
     "process_id_sort_key",
     "sorted_tasks",
 ]

@@ -229,7 +229,7 @@ def from_cluster_state(cluster: ClusterState) -> StreamsGroupState:
     InvalidStreamsGroupError
         For named topologies (``name__1_3``), which streams groups do not have.
     """
-    from streams_assign.javacompat import JavaHashMap, java_string_hash_code
+    from streams_assign.java.hash_order import JavaHashMap, java_string_hash_code
 
     partitions: dict[str, int] = {}
     stateful: dict[str, bool] = {}

@@ -97,7 +97,7 @@ def compare_protocols(cluster: ClusterState) -> ProtocolComparison:
     TaskAssignorException
         When Kafka's streams-group assignor throws (no members but tasks).
     """
-    from streams_assign.api import assign
+    from streams_assign.assignors import assign
 
     return ProtocolComparison(
         cluster=cluster,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import InvalidScenarioError
 from streams_assign.formats.cluster_state import parse_cluster_state

@@ -15,11 +15,11 @@ import pytest
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import InvalidScenarioError, InvalidTaskIdError, TaskAssignmentError
 from streams_assign.formats.cluster_state import parse_cluster_state
+from streams_assign.java.hash_order import java_uuid_hash_code
 from streams_assign.model import (
     LONG_MAX_VALUE,
     AssignmentConfigs,
     TaskId,
-    java_uuid_hash_code,
     process_id_sort_key,
 )
 
@@ -198,7 +198,7 @@ def test_scenario_lists_clients_in_java_uuid_order():
 
 
 def test_round_robin_deals_the_first_task_to_the_smallest_java_uuid():
-    from streams_assign.api import assign
+    from streams_assign.assignors import assign
 
     high, low = "80000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000001"
     result = assign(

@@ -89,12 +89,13 @@ def test_every_public_module_declares_all() -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        "streams_assign.api",
         "streams_assign.cli",
         "streams_assign.errors",
         "streams_assign.model",
         "streams_assign.formats.cluster_state",
-        "streams_assign.javacompat",
+        "streams_assign.java.hash_order",
+        "streams_assign.java.priority_queue",
+        "streams_assign.assignors",
     ],
 )
 def test_all_lists_names_the_module_defines(name: str) -> None:

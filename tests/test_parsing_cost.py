@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from streams_assign.assignors import balance
+from streams_assign.assignors import balance_pairs
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.formats.cluster_state import loads_cluster_state, parse_cluster_state
 from streams_assign.model import TaskId
@@ -65,8 +65,8 @@ def test_list_and_numpy_balancing_agree(monkeypatch, clients: int) -> None:
     cluster = parse_cluster_state(
         scale_scenario(clients, stateful_tasks=300, stateless_tasks=100, seed=clients)
     )
-    monkeypatch.setattr(balance, "_NUMPY_FROM", 2)
+    monkeypatch.setattr(balance_pairs, "NUMPY_FROM", 2)
     with_numpy = HighAvailabilityTaskAssignor().assign(cluster)
-    monkeypatch.setattr(balance, "_NUMPY_FROM", 10**9)
+    monkeypatch.setattr(balance_pairs, "NUMPY_FROM", 10**9)
     with_lists = HighAvailabilityTaskAssignor().assign(cluster)
     assert with_numpy == with_lists

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.cli import main
 from streams_assign.errors import InvalidScenarioError
 from streams_assign.formats.cluster_state import loads_cluster_state, parse_cluster_state

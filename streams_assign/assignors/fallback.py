@@ -2,22 +2,23 @@
 
 When the group leader cannot fetch the changelog end offsets (``listOffsets`` throws a
 ``StreamsException`` or times out), every stateful task's lag is ``UNKNOWN_OFFSET_SUM`` (-3)
-and ``StreamsPartitionAssignor`` uses this assignor instead of the configured one, unless that
-is the ``LegacyStickyTaskAssignor`` (reference 1.4 and 3). It keeps every previous active task
-on its owner, places the rest and the standbys as the legacy sticky assignor does, ignores
+and ``StreamsPartitionAssignor.assignTasksToClients`` uses this assignor instead of the
+configured one, unless that is the ``LegacyStickyTaskAssignor``. It keeps every previous active
+task on its owner, places the rest and the standbys as the legacy sticky assignor does, ignores
 lags and rack awareness, and always asks for a probing rebalance so the leader retries the
 offset fetch ``probing.rebalance.interval.ms`` later.
 """
 
 from __future__ import annotations
 
+from streams_assign.assignors.legacy_sticky import assign_legacy_sticky
 from streams_assign.assignors.state import AssignmentState
-from streams_assign.assignors.sticky import assign_legacy_sticky
 from streams_assign.model import UNKNOWN_OFFSET_SUM, Assignment, ClusterState
 
-#: Assignor names (as in ``streams_assign.api.ASSIGNORS``).
+#: Assignor names (as in ``streams_assign.assignors.ASSIGNORS``).
 FALLBACK_ASSIGNOR = "fallback_prior"
-STICKY_ASSIGNOR = "sticky"
+#: ``LegacyStickyTaskAssignor``'s name and its alias (``ASSIGNOR_ALIASES``).
+LEGACY_STICKY_ASSIGNORS = frozenset({"legacy_sticky", "sticky"})
 
 
 def lag_computation_failed(cluster: ClusterState) -> bool:
@@ -55,7 +56,7 @@ def select_assignor(cluster: ClusterState, configured: str) -> str:
     when :func:`lag_computation_failed`, unless the configured assignor is the legacy sticky
     one (which ignores lags anyway); otherwise the configured assignor.
     """
-    if configured != STICKY_ASSIGNOR and lag_computation_failed(cluster):
+    if configured not in LEGACY_STICKY_ASSIGNORS and lag_computation_failed(cluster):
         return FALLBACK_ASSIGNOR
     return configured
 
@@ -82,7 +83,7 @@ class FallbackPriorTaskAssignor:
     Notes
     -----
     Source: ``org.apache.kafka.streams.processor.internals.assignment.FallbackPriorTaskAssignor``
-    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb); reference section 7.
+    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb).
     """
 
     name = FALLBACK_ASSIGNOR
@@ -97,7 +98,7 @@ class FallbackPriorTaskAssignor:
 __all__ = [
     "FALLBACK_ASSIGNOR",
     "FallbackPriorTaskAssignor",
-    "STICKY_ASSIGNOR",
+    "LEGACY_STICKY_ASSIGNORS",
     "lag_computation_failed",
     "select_assignor",
 ]

@@ -24,7 +24,8 @@ from streams_assign.model import Assignment, ClusterState
 if TYPE_CHECKING:
     from streams_assign.assignors.rack_aware import RackAwareTaskAssignor
 
-#: Kafka's ``DEFAULT_HIGH_AVAILABILITY_TRAFFIC_COST`` / ``..._NON_OVERLAP_COST`` (reference 6.7).
+#: Kafka's ``HighAvailabilityTaskAssignor.DEFAULT_HIGH_AVAILABILITY_TRAFFIC_COST`` /
+#: ``..._NON_OVERLAP_COST``.
 DEFAULT_HIGH_AVAILABILITY_TRAFFIC_COST = 10
 DEFAULT_HIGH_AVAILABILITY_NON_OVERLAP_COST = 1
 
@@ -37,7 +38,7 @@ def assign_active_stateful_tasks(
     Round-robin ignores capacity, lags and previous owners (task ``i`` goes to client
     ``i mod C``); :func:`balance_tasks_over_threads` then evens the load per thread. With rack
     awareness enabled, the rack-aware optimiser then moves actives to cut cross-rack traffic.
-    Source: ``HighAvailabilityTaskAssignor.assignActiveStatefulTasks`` (reference 4.1).
+    Source: ``HighAvailabilityTaskAssignor.assignActiveStatefulTasks``.
     """
     n = state.num_clients
     for i, task in enumerate(state.stateful_tasks):
@@ -64,7 +65,7 @@ def assign_standby_replica_tasks(
 ) -> None:
     """Place standbys with the configured standby assignor, then balance them.
 
-    Source: ``HighAvailabilityTaskAssignor.assignStandbyReplicaTasks`` (reference 4.3); balancing
+    Source: ``HighAvailabilityTaskAssignor.assignStandbyReplicaTasks``; balancing
     moves only standbys and asks the standby assignor whether each move is allowed. With rack
     awareness enabled, the rack-aware optimiser then swaps standbys between clients, each move
     allowed by the standby assignor's 4-argument ``isAllowedTaskMovement``.
@@ -161,8 +162,8 @@ class HighAvailabilityTaskAssignor:
     Notes
     -----
     Source: ``org.apache.kafka.streams.processor.internals.assignment.HighAvailabilityTaskAssignor``
-    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb); reference sections 4.1-4.8, and 6.1 for
-    where rack awareness hooks in.
+    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb): ``assign`` and its steps, and
+    ``RackAwareTaskAssignor.canEnableRackAwareAssignor`` for where rack awareness hooks in.
     """
 
     name = "high_availability"

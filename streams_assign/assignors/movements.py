@@ -1,4 +1,4 @@
-"""Warmup movements: Kafka's ``TaskMovement`` (reference 4.5 and 4.6).
+"""Warmup movements: Kafka's ``TaskMovement`` (active and standby task movements).
 
 After round-robin and balancing, an active task on a client that is not caught up moves to a
 caught-up (or more caught-up) client; the old holder keeps a warmup replica while the shared
@@ -10,7 +10,7 @@ O(C log C) per movement. While Java's heap is valid, that is the minimum of
 ``(assignedTaskLoad, ProcessId)`` over the task's caught-up clients, O(k); but a load that
 changes while its client sits in the heap (the old holder losing a task when the warmup budget
 is spent) can leave the heap out of order, and Kafka's answers then depend on the array layout.
-:class:`~streams_assign._java.heap.ExactCaughtUpClients` answers by the minimum and
+:class:`~streams_assign.assignors.caught_up_clients.ExactCaughtUpClients` answers by the minimum and
 rebuilds Java's array only when such a change can matter, so it gives Kafka's exact answers; in
 the literal mode ``AssignmentState.java`` gives the structure-for-structure Java one instead.
 """
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from streams_assign._java.priority import java_poll_order
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import TaskAssignmentError
+from streams_assign.java.priority_queue import java_poll_order
 
 
 class WarmupBudget:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from streams_assign.assignors.standby_default import DefaultStandbyTaskAssignor
-from streams_assign.assignors.standby_protocol import StandbyTaskAssignor
+from streams_assign.assignors.standby import DefaultStandbyTaskAssignor, StandbyTaskAssignor
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.assignors.tag_aware import ClientTagAwareStandbyTaskAssignor
 

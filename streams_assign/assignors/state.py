@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from streams_assign._java.emulation import JavaEmulation, java_emulation
-from streams_assign._java.priority import PrioritySet
+from streams_assign.assignors.java_emulation import JavaEmulation, java_emulation
+from streams_assign.assignors.priority_set import PrioritySet
 from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     Assignment,
@@ -32,13 +32,14 @@ class AssignmentState:
         Verification mode: build the state with Kafka's data structures as written (Java
         priority queues read lazily, the all-pairs balancing loop) instead of the fast
         equivalents. Same answers, Kafka's running time; the tests compare the two. Passed to
-        :func:`streams_assign._java.emulation.java_emulation`, the only place that tests it.
+        :func:`streams_assign.assignors.java_emulation.java_emulation`, the only place that
+        tests it.
 
     Attributes
     ----------
     java:
         The structures the steps use where Kafka's answer comes from Java's collections
-        (:class:`~streams_assign._java.emulation.JavaEmulation`).
+        (:class:`~streams_assign.assignors.java_emulation.JavaEmulation`).
     tasks:
         All tasks in TaskId order; a task's index is its position here.
     stateful:
@@ -53,7 +54,7 @@ class AssignmentState:
 
     Notes
     -----
-    Mirrors the assigned half of Kafka's ``ClientState`` (reference 1.3): assigning a task a
+    Mirrors the assigned half of Kafka's ``ClientState``: assigning a task a
     client already holds, in either role, raises, as ``assignActive``/``assignStandby`` do.
     """
 
@@ -82,7 +83,9 @@ class AssignmentState:
 
     def __init__(self, cluster: ClusterState, literal: bool = False) -> None:
         self.cluster = cluster
-        self.java: JavaEmulation = java_emulation(literal, [c.id for c in cluster.clients])
+        self.java: JavaEmulation = java_emulation(
+            literal=literal, client_ids=[c.id for c in cluster.clients]
+        )
         self.tasks: list[TaskId] = list(cluster.all_tasks)
         self.task_index: dict[TaskId, int] = {task: i for i, task in enumerate(self.tasks)}
         stateful_set = set(cluster.stateful_tasks)
@@ -109,11 +112,6 @@ class AssignmentState:
         self._by_lag_cache: dict[int, list[tuple[int, int]]] = {}
         self._lags_by_task: list[list[tuple[int, int]]] | None = None
         self._min_lag_cache: list[int | None] = [None] * len(self.tasks)
-
-    @property
-    def literal(self) -> bool:
-        """Whether the state runs Kafka's structures as written (verification mode)."""
-        return self.java.literal
 
     def priority_set(
         self, weights: Sequence[float], constraint: Callable[[int, int], bool]
@@ -186,7 +184,7 @@ class AssignmentState:
         return self.explicit_lags[client].get(task, self.no_state_lag[task])
 
     def caught_up(self, client: int, task: int) -> bool:
-        """Kafka's caught-up predicate for (client, task) (reference 4.4)."""
+        """Whether ``client`` is caught up on ``task`` (``tasksToCaughtUpClients``'s rule)."""
         return is_caught_up(self.lag(client, task), self.acceptable_recovery_lag)
 
     def _task_lags(self) -> list[list[tuple[int, int]]]:

@@ -21,8 +21,8 @@ stream thread), grouped into processes by process id; it balances load per proce
 
 Java's iteration orders decide ties, so the twin replays them: ``processIdToState`` is a
 ``HashMap`` sized for the member count, each process's ``memberToTaskCounts`` a default
-``HashMap`` (see :class:`streams_assign.javacompat.JavaHashMap`), and both heaps are OpenJDK
-``PriorityQueue`` binary heaps (:class:`streams_assign._java.priority.KeyedJavaPriorityQueue`).
+``HashMap`` (see :class:`streams_assign.java.hash_order.JavaHashMap`), and both heaps are OpenJDK
+``PriorityQueue`` binary heaps (:class:`streams_assign.java.priority_queue.KeyedJavaPriorityQueue`).
 The facts come from Kafka 4.4.0's ``kafka-group-coordinator`` jar; the data format is
 ``kafka-streams-group/FORMAT.md``.
 """
@@ -32,12 +32,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from operator import mul
 
-from streams_assign._java.priority import KeyedJavaPriorityQueue
 from streams_assign.errors import TaskAssignorException
-from streams_assign.javacompat import JavaHashMap, java_string_hash_code, spread, table_size_for
+from streams_assign.java.hash_order import (
+    JavaHashMap,
+    java_string_hash_code,
+    spread,
+    table_size_for,
+)
+from streams_assign.java.hash_order import java_int_div as _java_div
+from streams_assign.java.hash_order import java_string_hash_unsigned as _string_hash
+from streams_assign.java.priority_queue import KeyedJavaPriorityQueue
 from streams_assign.model import (
     Assignment,
     ClientAssignment,
@@ -61,27 +66,6 @@ __all__ = ["StreamsGroupStickyTaskAssignor", "assign_streams_group"]
 log = logging.getLogger(__name__)
 
 
-_POWERS: dict[int, list[int]] = {}
-
-
-@lru_cache(maxsize=1 << 16)
-def _string_hash(text: str) -> int:
-    """``String.hashCode()`` as an unsigned 32-bit value, at C speed for ASCII ids.
-
-    ``s[0]*31^(n-1) + ... + s[n-1]`` modulo 2^32; non-ASCII text takes the UTF-16 path of
-    :func:`~streams_assign.javacompat.java_string_hash_code`. Memoised, as a Java ``String``
-    caches its own hash code.
-    """
-    if not text.isascii():
-        return java_string_hash_code(text) & 0xFFFF_FFFF
-    n = len(text)
-    powers = _POWERS.get(n)
-    if powers is None:
-        powers = [pow(31, n - 1 - i, 1 << 32) for i in range(n)]
-        _POWERS[n] = powers
-    return sum(map(mul, text.encode("ascii"), powers)) & 0xFFFF_FFFF
-
-
 #: ``Double.MAX_VALUE``: the starting "best" load and count of ``findPrevMemberWithLeastLoad``.
 _JAVA_DOUBLE_MAX = 1.7976931348623157e308
 
@@ -90,10 +74,6 @@ _JAVA_DOUBLE_MAX = 1.7976931348623157e308
 Task = int
 
 
-def _java_div(a: int, b: int) -> int:
-    """Java ``int`` division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
 
 
 def compute_tasks_per_member(num_tasks: int, num_members: int) -> int:
@@ -252,6 +232,8 @@ class StreamsGroupStickyTaskAssignor:
     """
 
     name: str = "streams_group_sticky"
+    #: The broker decides per member: no classic-leader fallback or thread step.
+    decided_by_broker: bool = True
 
     def assign_group(self, state: StreamsGroupState) -> StreamsGroupAssignment:
         """Compute the target assignment of a streams group; see :func:`assign_streams_group`."""

@@ -5,12 +5,12 @@ standby of a stateful task goes to the least-loaded client whose tag values diff
 of the clients already holding a copy, as long as unused values remain for a tag key. When no
 such client exists the remaining copies go to the least-loaded clients regardless of tags, in
 the iteration order of Kafka's ``HashMap`` of pending tasks (emulated by
-:mod:`streams_assign.javacompat`, because that order decides which task gets the lightest
+:mod:`streams_assign.java.hash_order`, because that order decides which task gets the lightest
 client first).
 
 Source: ``ClientTagAwareStandbyTaskAssignor`` and ``StandbyTaskAssignmentUtils`` (package
 ``org.apache.kafka.streams.processor.internals.assignment``) at Kafka 4.0.0-SNAPSHOT (commit
-1eb7644349cb); reference 4.3.
+1eb7644349cb).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, MutableMapping, Sequence, Set
 
-from streams_assign._java.hash_order import JavaHashMap, task_hash_map
-from streams_assign._java.priority import PrioritySet
-from streams_assign.assignors.standby_utils import assign_standbys_to_least_loaded_clients
+from streams_assign.assignors.priority_set import PrioritySet
+from streams_assign.assignors.standby import assign_standbys_to_least_loaded_clients
 from streams_assign.assignors.state import AssignmentState
+from streams_assign.java.hash_order import JavaHashMap, task_hash_map
 from streams_assign.model import TaskId
 
 log = logging.getLogger(__name__)
@@ -250,8 +250,8 @@ class ClientTagAwareStandbyTaskAssignor:
 
     Notes
     -----
-    Source: ``ClientTagAwareStandbyTaskAssignor`` (Kafka 4.0.0-SNAPSHOT, commit 1eb7644349cb),
-    reference 4.3:
+    Source: ``ClientTagAwareStandbyTaskAssignor.assign`` (Kafka 4.0.0-SNAPSHOT, commit
+    1eb7644349cb):
 
     1. Index the tag values of all clients (:func:`fill_clients_tag_statistics`).
     2. For each stateful task in TaskId order, from its active client, repeatedly take the
@@ -286,7 +286,7 @@ class ClientTagAwareStandbyTaskAssignor:
         task_order:
             The stateful tasks (indices) in the order Kafka's caller iterates them; default
             TaskId order, as the HA assignor passes a ``TreeSet``. (Kafka's unit tests pass a
-            ``HashSet``: :func:`streams_assign.javacompat.task_hash_set` gives that order.)
+            ``HashSet``: :func:`streams_assign.java.hash_order.task_hash_set` gives that order.)
         """
         self._state = state
         self.pending_standby_tasks_to_client = {}

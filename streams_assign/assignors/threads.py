@@ -8,8 +8,8 @@ spreads every client's tasks over that client's consumers (one per stream thread
    stateful actives, then standbys, then stateless actives. Stateful tasks go back to the
    thread that reported them (by lag) while that keeps the threads balanced; the rest are
    dealt round-robin in TaskId order; a remainder is dealt in ``java.util.PriorityQueue``
-   array order (reference 5.2).
-2. ``addClientAssignments`` (reference 5.3): under the COOPERATIVE protocol a task whose
+   array order (``StreamsPartitionAssignor.assignTasksToThreads``).
+2. ``StreamsPartitionAssignor.addClientAssignments``: under the COOPERATIVE protocol a task whose
    partition another consumer still owns is withheld ("revoking") until the owner has
    released it in a follow-up rebalance, which is requested immediately; if the client had a
    standby of the task, the consumer keeps it as a temporary standby meanwhile. A probing
@@ -29,9 +29,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from streams_assign._java.hash_order import task_hash_set
-from streams_assign._java.priority import JavaPriorityQueue
 from streams_assign.errors import InvalidScenarioError, TaskAssignmentError
+from streams_assign.java.hash_order import task_hash_set
+from streams_assign.java.priority_queue import JavaPriorityQueue
 from streams_assign.model import (
     LATEST_OFFSET,
     Assignment,
@@ -335,7 +335,7 @@ def _prev_tasks_by_lag(
 def assign_client_tasks_to_threads(
     cluster: ClusterState, client: ClientState, decided: ClientAssignment
 ) -> tuple[list[str], dict[str, list[TaskId]], dict[str, list[TaskId]]]:
-    """Kafka's three ``assignTasksToThreads`` calls for one client (reference 5.1).
+    """Kafka's three ``assignTasksToThreads`` calls for one client (``computeNewAssignment``).
 
     Returns
     -------
@@ -405,7 +405,7 @@ def assign_tasks_to_consumers(cluster: ClusterState, assignment: Assignment) -> 
     Notes
     -----
     Source: ``StreamsPartitionAssignor.computeNewAssignment``, ``assignTasksToThreads`` and
-    ``addClientAssignments`` (Kafka 4.0.0-SNAPSHOT, commit 1eb7644349cb); reference 5.
+    ``addClientAssignments`` (Kafka 4.0.0-SNAPSHOT, commit 1eb7644349cb).
     """
     revocation = parse_revocation_input(cluster)
     stateful = frozenset(cluster.stateful_tasks)

@@ -73,7 +73,7 @@ class StreamsSettings:
     rack_aware_assignment_tags:
         ``rack.aware.assignment.tags`` (KIP-708); members send ``client_tags``.
     assignor:
-        A name registered in :data:`streams_assign.api.ASSIGNORS`; default
+        A name registered in :data:`streams_assign.assignors.ASSIGNORS`; default
         ``high_availability``.
     """
 
@@ -461,7 +461,7 @@ def decide(
     used (capped at :data:`LATEST_SUPPORTED_VERSION`) and carries the lowest version every
     member can read, which members adopt at their next join.
     """
-    from streams_assign.api import assign
+    from streams_assign.assignors import assign
 
     subscriptions = {m.member_id: decode_member(m) for m in members}
     if not subscriptions:

@@ -61,7 +61,7 @@ def load_input(path: str | Path) -> Any:
     """Read either input of ``assign``: a cluster state, or a streams-group state (KIP-1071).
 
     The two are told apart by their fields (``members`` and ``topology`` make a streams-group
-    state; see :func:`streams_assign.api.load_document`).
+    state; see :func:`streams_assign.formats.document.load_document`).
 
     Raises
     ------
@@ -69,7 +69,7 @@ def load_input(path: str | Path) -> Any:
         When the file cannot be read or breaks its format, naming the file, the JSON path and
         the value.
     """
-    from streams_assign.api import load_document
+    from streams_assign.formats.document import load_document
 
     try:
         return load_document(path)

@@ -19,12 +19,13 @@ from streams_assign.errors import StreamsAssignError, UsageError
 
 __all__ = ["configure", "run"]
 
-#: The assignor names of ``api.ASSIGNORS`` (kept here so that ``--help`` imports no assignor;
-#: a test checks both lists agree).
+#: The assignor names of ``assignors.ASSIGNORS`` and their aliases (kept here so that
+#: ``--help`` imports no assignor; a test checks both lists agree).
 ASSIGNOR_CHOICES = (
     "fallback_prior",
     "high_availability",
     "lag_aware_sticky",
+    "legacy_sticky",
     "sticky",
     "streams_group_sticky",
 )
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _decide(state: Any, args: argparse.Namespace) -> Any:
     """The assignment of one input: per member for a streams group, per client otherwise."""
-    from streams_assign.api import assign
+    from streams_assign.assignors import assign
     from streams_assign.streams_group import StreamsGroupState
 
     if isinstance(state, StreamsGroupState):

@@ -33,7 +33,7 @@ from streams_assign.connect.model import (
 )
 from streams_assign.connect.protocol import reported_ownership
 from streams_assign.connect.result import RoundResult, WorkerAssignment
-from streams_assign.javacompat import JavaHashMap, JavaHashSet, java_string_hash_code
+from streams_assign.java.hash_order import JavaHashMap, JavaHashSet, java_string_hash_code
 
 __all__ = ["IncrementalCooperativeAssignor", "T", "replay_incremental"]
 

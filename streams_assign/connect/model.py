@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from streams_assign.javacompat import int32, java_string_hash_code
+from streams_assign.java.hash_order import int32, java_string_hash_code
 
 __all__ = [
     "CONNECT_ASSIGNORS",

@@ -9,7 +9,7 @@ revokes the *first* connectors/tasks of a worker in that order, so it is replaye
 from __future__ import annotations
 
 from streams_assign.connect.model import ConnectorTaskId, WorkerMember
-from streams_assign.javacompat import JavaHashSet, java_string_hash_code
+from streams_assign.java.hash_order import JavaHashSet, java_string_hash_code
 
 __all__ = ["java_hash_set_capacity", "reported_ownership"]
 

@@ -3,13 +3,13 @@
 ``AbstractPartitionAssignor.assign(Cluster, GroupSubscription)`` keeps only the subscribed
 topics that have metadata (at least one partition) and hands the assignor a ``HashMap`` of
 subscriptions keyed by member id; where Kafka iterates that map its order decides, so it is
-replayed with :class:`~streams_assign.javacompat.JavaHashMap`.
+replayed with :class:`~streams_assign.java.hash_order.JavaHashMap`.
 """
 
 from __future__ import annotations
 
 from streams_assign.consumer.model import ConsumerGroupState, MemberSubscription, TopicPartition
-from streams_assign.javacompat import JavaHashMap, java_string_hash_code
+from streams_assign.java.hash_order import JavaHashMap, java_string_hash_code
 
 __all__ = ["empty_assignment", "member_info_key", "partitions_per_topic", "subscriptions_map"]
 

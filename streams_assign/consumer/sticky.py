@@ -7,7 +7,8 @@ balance score got no better). The cooperative variant then withholds every parti
 changes owner: the previous owner must revoke it first, and a follow-up rebalance hands it out.
 
 Java ``HashMap``/``HashSet`` iteration decides some outcomes; replayed with
-:mod:`streams_assign.javacompat`: the subscriptions map (which claim of a doubly owned partition
+:mod:`streams_assign.java.hash_order`:
+the subscriptions map (which claim of a doubly owned partition
 wins, which members keep ``maxQuota`` partitions), the sticky user data (owned partitions
 grouped per topic in ``HashMap`` order) and the partition-movement sets the general builder
 draws the partition to move from.
@@ -32,7 +33,7 @@ from streams_assign.consumer.model import (
     TopicPartition,
 )
 from streams_assign.errors import TaskAssignmentError
-from streams_assign.javacompat import JavaHashMap, JavaHashSet, java_string_hash_code
+from streams_assign.java.hash_order import JavaHashMap, JavaHashSet, java_string_hash_code
 
 __all__ = ["assign_cooperative_sticky", "assign_sticky"]
 

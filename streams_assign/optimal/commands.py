@@ -26,7 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.api import get_assignor
+from streams_assign.assignors import get_assignor
 from streams_assign.commands._common import load_cluster, load_json
 from streams_assign.errors import StreamsAssignError, UsageError
 from streams_assign.model import Assignment, ClusterState

@@ -1,7 +1,8 @@
 """Kafka's assignors beside the optima: one row per assignor, one column per metric.
 
 :func:`compare_assignors` scores Kafka's HA assignment, every other importable assignor of
-:data:`streams_assign.api.ASSIGNORS`, and the optimum of each problem on the same cluster state;
+:data:`streams_assign.assignors.ASSIGNORS`, and the optimum of each problem on the same cluster
+state;
 :func:`comparison_table` renders the rows as a ``rich`` table and :func:`plot_comparison` as a
 matplotlib bar chart.
 """
@@ -19,7 +20,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from streams_assign.api import ASSIGNORS, get_assignor
+from streams_assign.assignors import ASSIGNORS, get_assignor
 from streams_assign.errors import StreamsAssignError
 from streams_assign.formats.atomic import write_atomic
 from streams_assign.model import Assignment, ClusterState
@@ -166,7 +167,7 @@ def compare_assignors(
     -------
     Comparison
         Rows in the order: ``high_availability``, ``optimal_target``, ``optimal_immediate``,
-        then the other assignors of :data:`~streams_assign.api.ASSIGNORS` that import (an
+        then the other assignors of :data:`~streams_assign.assignors.ASSIGNORS` that import (an
         assignor whose module is not there yet is left out).
     """
     costs = PlacementCosts.of(cluster)

@@ -8,8 +8,8 @@ on what a placement costs by construction.
 Units
 -----
 - *Restore records*: changelog records a client must replay before a copy of a stateful task is
-  current there. A placement on a caught-up client (Kafka's rule, reference 4.4) costs 0; any
-  other placement costs the client's lag for the task.
+  current there. A placement on a caught-up client (Kafka's ``tasksToCaughtUpClients``) costs 0;
+  any other placement costs the client's lag for the task.
 - *Moves*: task instances (one active or one standby copy) placed on a client that did not hold
   the task before in a role that keeps it warm (see :meth:`PlacementCosts.active_move`).
 """

@@ -140,12 +140,12 @@ def score(
 
     Notes
     -----
-    Validity follows Kafka's ``AssignmentTestUtils.assertValidAssignment`` (reference 9.1): every
+    Validity follows Kafka's ``AssignmentTestUtils.assertValidAssignment``: every
     task is active on exactly one client; standbys are only of stateful tasks and never on the
     client running the task as active; each task is held by at least ``min(clients, 1 +
     standbys)`` clients (stateless: exactly 1). Kafka's check allows one extra copy per task
     while a ``max.warmup.replicas`` budget lasts; Kafka's own HA assignor can give one task two
-    warmups (one from an active movement, one from a standby movement, reference 4.5-4.6), so
+    warmups (one from an active movement, one from a standby movement, ``TaskMovement``), so
     here the budget bounds the extra copies over all tasks instead. The spreads follow
     ``assertBalancedActiveAssignment`` / ``assertBalancedStatefulAssignment``, the skew
     ``analyzeTaskAssignmentBalance``.
@@ -157,7 +157,7 @@ def score(
     Examples
     --------
     >>> from streams_assign.formats.cluster_state import parse_cluster_state
-    >>> from streams_assign.api import assign
+    >>> from streams_assign.assignors import assign
     >>> cluster = parse_cluster_state({"stateful_tasks": ["0_0", "0_1"], "clients": [
     ...     {"id": "00000000-0000-0000-0000-000000000001", "capacity": 1,
     ...      "task_lags": {"0_0": -2, "0_1": 50000}},

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.errors import StreamsAssignError
 from streams_assign.model import LATEST_OFFSET, Assignment, ClusterState, TaskId
 from streams_assign.simulation.replay import next_cluster_state, with_changelog_sizes
@@ -142,7 +142,7 @@ class Convergence:
     Attributes
     ----------
     assignor:
-        The assignor's name (``streams_assign.api.ASSIGNORS``).
+        The assignor's name (``streams_assign.assignors.ASSIGNORS``).
     rounds:
         The rebalances, in order.
     converged:
@@ -318,7 +318,7 @@ def plan_convergence(
         The first rebalance's input (for a what-if, the output of
         :func:`~streams_assign.planning.whatif.apply_changes`).
     assignor:
-        A name of :data:`streams_assign.api.ASSIGNORS`.
+        A name of :data:`streams_assign.assignors.ASSIGNORS`.
     rates:
         Restore rates per (client, task), records/s.
     max_rounds:

@@ -69,9 +69,9 @@ def chosen_assignors(names: Sequence[str] | None) -> tuple[str, ...]:
     Raises
     ------
     UsageError
-        For a name not in :data:`streams_assign.api.ASSIGNORS` (with the closest name).
+        For a name not in :data:`streams_assign.assignors.ASSIGNORS` (with the closest name).
     """
-    from streams_assign.api import ASSIGNORS, get_assignor
+    from streams_assign.assignors import ASSIGNORS, get_assignor
 
     if not names:
         usable = []
@@ -110,7 +110,7 @@ def build_plan(
     changes:
         What happens before the next rebalance.
     assignors:
-        Names of :data:`streams_assign.api.ASSIGNORS`.
+        Names of :data:`streams_assign.assignors.ASSIGNORS`.
     rates:
         Restore rates, records/s.
     max_rounds:

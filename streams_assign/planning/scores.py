@@ -42,7 +42,7 @@ def convergence_scores(
     cluster:
         The rebalance input.
     assignors:
-        Names of :data:`streams_assign.api.ASSIGNORS`.
+        Names of :data:`streams_assign.assignors.ASSIGNORS`.
     rates:
         Restore rates, records/s.
     max_rounds:

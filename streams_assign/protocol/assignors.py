@@ -8,7 +8,7 @@ Connect assignors of issue #13, which plug in through :class:`CallableAssignor`.
 
 - :class:`BalancedStickyAssignor`: keeps what each member ran up to its fair share, deals the
   rest to the least loaded members; fast enough for 1000 members x 10,000 tasks.
-- :class:`StreamsAssignor`: the Streams assignors of :mod:`streams_assign.api`
+- :class:`StreamsAssignor`: the Streams assignors of :mod:`streams_assign.assignors`
   (``high_availability``, ``sticky``, ...), one member = one Streams client.
 
 :func:`cooperative_adjust` is the rule every cooperative assignor applies (KIP-429
@@ -208,7 +208,7 @@ def process_uuid(member_key: str) -> str:
 
 
 class StreamsAssignor:
-    """The Streams assignors of :func:`streams_assign.api.get_assignor`, one member per client.
+    """The Streams assignors of :func:`streams_assign.assignors.get_assignor`, a member a client.
 
     Each member becomes a client whose ``task_lags`` are ``-2`` (Kafka's ``LATEST_OFFSET``) for
     the tasks it still owns or ran last generation and its local-state lag for the others; the
@@ -230,7 +230,7 @@ class StreamsAssignor:
         max_warmup_replicas: int = 2,
         num_standby_replicas: int = 0,
     ) -> None:
-        from streams_assign.api import get_assignor
+        from streams_assign.assignors import get_assignor
 
         self.name = name
         self._assignor = get_assignor(name)
@@ -377,7 +377,7 @@ def make_assignor(name: str, **streams_configs: int) -> GroupAssignor:
     """The assignor called ``name``.
 
     ``balanced_sticky``; ``consumer:<strategy>`` for Kafka's consumer assignors; or a Streams
-    assignor of :mod:`streams_assign.api` (``high_availability``, ``sticky``, ...).
+    assignor of :mod:`streams_assign.assignors` (``high_availability``, ``legacy_sticky``, ...).
 
     Raises
     ------
@@ -388,7 +388,7 @@ def make_assignor(name: str, **streams_configs: int) -> GroupAssignor:
         return BalancedStickyAssignor()
     if name.startswith("consumer:") and name[len("consumer:"):] in CONSUMER_STRATEGIES:
         return ConsumerAssignor(name[len("consumer:"):])
-    from streams_assign.api import ASSIGNORS
+    from streams_assign.assignors import ASSIGNORS
 
     if name in ASSIGNORS:
         return StreamsAssignor(name, **streams_configs)

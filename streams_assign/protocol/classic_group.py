@@ -2,7 +2,7 @@
 
 Follows ``org.apache.kafka.coordinator.group.classic.ClassicGroup`` (group-coordinator module,
 Kafka 4.0). The maps whose iteration order decides outcomes (``members``, the protocol votes, the
-pending-sync copy) are :class:`~streams_assign.javacompat.JavaHashMap` keyed by Java
+pending-sync copy) are :class:`~streams_assign.java.hash_order.JavaHashMap` keyed by Java
 ``String.hashCode``, so leader choice and response order match Kafka's.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams_assign.errors import CoordinatorStateError
-from streams_assign.javacompat import JavaHashMap, JavaHashSet, java_string_hash_code
+from streams_assign.java.hash_order import JavaHashMap, JavaHashSet, java_string_hash_code
 from streams_assign.protocol.responses import EMPTY_ASSIGNMENT, join_response, sync_response
 
 __all__ = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from streams_assign.javacompat import JavaHashSet, java_string_hash_code
+from streams_assign.java.hash_order import JavaHashSet, java_string_hash_code
 from streams_assign.protocol.classic_group import (
     ClassicGroup,
     ClassicGroupMember,

@@ -3,7 +3,7 @@
 The shared group traces were recorded with ``MockCoordinatorTimer`` (coordinator-common tests):
 ``schedule`` cancels the key then pushes onto a ``PriorityQueue`` ordered by deadline only, so
 timeouts sharing a deadline fire in the heap's array order, not FIFO. The project's port of
-OpenJDK's binary heap (``streams_assign._java.priority.JavaPriorityQueue``: ``siftUp``,
+OpenJDK's binary heap (``streams_assign.java.priority_queue.JavaPriorityQueue``: ``siftUp``,
 ``siftDown``, ``removeAt``) replays it, so the ties come out as in Java.
 """
 
@@ -13,7 +13,7 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streams_assign._java.priority import JavaPriorityQueue
+from streams_assign.java.priority_queue import JavaPriorityQueue
 
 __all__ = [
     "CoordinatorTimer",

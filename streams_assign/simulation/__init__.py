@@ -1,6 +1,6 @@
 """Rebalances over time: cluster generators and a convergence simulator.
 
-The simulator follows Kafka's ``TaskAssignorConvergenceTest`` harness (reference 9.3): after each
+The simulator follows Kafka's ``TaskAssignorConvergenceTest`` harness: after each
 rebalance every client reports the tasks it held as caught up, clients join, leave and come back,
 and the assignor runs until no probing rebalance is needed.
 """

@@ -1,6 +1,6 @@
 """Rebalances over time: Kafka's convergence harness, as a reusable simulator.
 
-Follows ``TaskAssignorConvergenceTest``'s harness (reference 9.3): every stateful task has a
+Follows ``TaskAssignorConvergenceTest``'s harness: every stateful task has a
 changelog of ``end_offset_sum`` records; after each rebalance every client reports the tasks it
 held in any role as fully restored (offset sum = end offset sum, lag 0) and the others as no
 local state; clients join, leave and come back with the state they had on disk. The assignor runs
@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.errors import NotConvergedError
 from streams_assign.model import (
     Assignment,
@@ -71,7 +71,7 @@ class ConvergenceHarness:
     -----
     Source: Kafka's ``TaskAssignorConvergenceTest.Harness`` (``initializeCluster``,
     ``prepareForNextRebalance``, ``addClient``, ``dropClient``, ``dropRandomClients``,
-    ``addOrResurrectClientsRandomly``), reference 9.3.
+    ``addOrResurrectClientsRandomly``).
     """
 
     def __init__(

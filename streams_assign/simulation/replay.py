@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.model import (
     LATEST_OFFSET,
     LONG_MAX_VALUE,

@@ -45,7 +45,7 @@ HARNESS_SOURCES = Path(__file__).resolve().parents[2] / "kafka" / "reference"
 HARNESS_CLASSES = Path(__file__).resolve().parents[2] / "build" / "kafka-reference"
 #: The harness's main class.
 HARNESS_CLASS = "org.apache.kafka.streams.processor.internals.assignment.StreamsReferenceHarness"
-#: Assignor names the harness answers for (as in ``streams_assign.api.ASSIGNORS``).
+#: Assignor names the harness answers for (as in ``streams_assign.assignors.ASSIGNORS``).
 REFERENCE_ASSIGNORS = ("high_availability", "sticky", "fallback_prior")
 
 
@@ -168,7 +168,7 @@ class KafkaReference:
 def ours(document: Mapping[str, Any], assignor: str = "high_availability") -> dict[str, Any]:
     """This project's decision on ``document`` with the named assignor (no fallback selection).
 
-    As :func:`streams_assign.api.assign`, but the assignor runs as named, the way the harness
+    As :func:`streams_assign.assignors.assign`, but the assignor runs as named, the way the harness
     runs Kafka's.
 
     Raises
@@ -178,7 +178,7 @@ def ours(document: Mapping[str, Any], assignor: str = "high_availability") -> di
     TaskAssignmentError
         Where Kafka's code throws too.
     """
-    from streams_assign.api import get_assignor
+    from streams_assign.assignors import get_assignor
     from streams_assign.formats.cluster_state import parse_cluster_state
 
     cluster = parse_cluster_state(json.loads(json.dumps(document)))

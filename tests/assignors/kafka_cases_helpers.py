@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import LONG_MAX_VALUE, Assignment, ClusterState, TaskId

@@ -1,4 +1,4 @@
-"""The exact caught-up-clients queue (``java_heap``) against the literal Kafka structures."""
+"""The exact caught-up-clients queue against the literal Kafka structures."""
 
 from __future__ import annotations
 
@@ -8,11 +8,15 @@ import random
 
 import pytest
 
-from streams_assign._java import heap as java_heap
-from streams_assign._java.heap import ExactCaughtUpClients, JavaClientHeap, _remove_key
+from streams_assign.assignors.caught_up_clients import ExactCaughtUpClients, _remove_key
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.assignors.priority import JavaPriorityQueue, java_hash_set_order
 from streams_assign.formats.cluster_state import parse_cluster_state
+from streams_assign.java.hash_order import java_uuid_hash_code
+from streams_assign.java.priority_queue import (
+    JavaClientHeap,
+    JavaPriorityQueue,
+    java_hash_set_order,
+)
 from streams_assign.simulation.generators import random_scenario, scale_scenario
 
 
@@ -73,7 +77,7 @@ def test_hash_set_order_matches_reference_model(seed: int) -> None:
     from streams_assign.assignors.state import AssignmentState
 
     exact = ExactCaughtUpClients(AssignmentState(cluster))
-    hashes = [java_heap.java_uuid_hash_code(c.id) for c in cluster.clients]
+    hashes = [java_uuid_hash_code(c.id) for c in cluster.clients]
     items = list(range(len(hashes)))
     rng.shuffle(items)
     items = items[: rng.randint(0, len(items))]

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from streams_assign.api import assign, get_assignor
+from streams_assign.assignors import assign, get_assignor
 from streams_assign.assignors.fallback import (
     FallbackPriorTaskAssignor,
     lag_computation_failed,
     select_assignor,
 )
+from streams_assign.assignors.legacy_sticky import LegacyStickyTaskAssignor, assign_legacy_sticky
 from streams_assign.assignors.state import AssignmentState
-from streams_assign.assignors.sticky import LegacyStickyTaskAssignor, assign_legacy_sticky
 from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -99,7 +99,11 @@ def test_no_stateful_tasks_never_falls_back() -> None:
 
 @pytest.mark.parametrize(
     ("name", "cls"),
-    [("sticky", LegacyStickyTaskAssignor), ("fallback_prior", FallbackPriorTaskAssignor)],
+    [
+        ("legacy_sticky", LegacyStickyTaskAssignor),
+        ("sticky", LegacyStickyTaskAssignor),
+        ("fallback_prior", FallbackPriorTaskAssignor),
+    ],
 )
 def test_registered_in_the_api(name: str, cls: type) -> None:
     assert isinstance(get_assignor(name), cls)

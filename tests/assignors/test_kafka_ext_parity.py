@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 
 EXT = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-ext"
 INPUTS = sorted((EXT / "input").glob("*.json")) if EXT.is_dir() else []
@@ -75,12 +75,12 @@ def _some_file_mismatches(monkeypatch: pytest.MonkeyPatch, target: str, replacem
 
 def test_hash_map_order_of_pending_standbys_matters(monkeypatch: pytest.MonkeyPatch) -> None:
     """Filling pending standbys in TaskId instead of HashMap order breaks zone files."""
-    from streams_assign.javacompat import JavaHashMap
+    from streams_assign.java.hash_order import JavaHashMap
 
     original = JavaHashMap.items
     assert _some_file_mismatches(
         monkeypatch,
-        "streams_assign.javacompat.JavaHashMap.items",
+        "streams_assign.java.hash_order.JavaHashMap.items",
         lambda self: sorted(original(self), key=lambda kv: kv[0].sort_key),
     )
 

@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kafka_cases_helpers as kc  # noqa: E402
 
-from streams_assign.api import assign  # noqa: E402
+from streams_assign.assignors import assign  # noqa: E402
 from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
 from streams_assign.model import Assignment, ClientAssignment, TaskId  # noqa: E402
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.assignors.lag_aware_sticky import (
     LagAwareStickyTaskAssignor,
     balanced_count_bounds,

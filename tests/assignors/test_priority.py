@@ -1,6 +1,6 @@
-"""Priority structures: Kafka's ConstrainedPrioritySet (ConstrainedPrioritySetTest, reference 9.8)
-in its fast and literal forms, java.util.PriorityQueue's exact poll order and java.util.HashSet's
-iteration order (reference 11)."""
+"""Priority structures: Kafka's ConstrainedPrioritySet (ConstrainedPrioritySetTest) in its fast
+and literal forms, java.util.PriorityQueue's exact poll order and java.util.HashSet's iteration
+order."""
 
 from __future__ import annotations
 
@@ -10,14 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams_assign._java.priority import java_poll_order
-from streams_assign.assignors.priority import (
-    ConstrainedPrioritySet,
+from streams_assign.assignors.priority_set import ConstrainedPrioritySet, KafkaLiteralPrioritySet
+from streams_assign.java.hash_order import java_uuid_hash_code
+from streams_assign.java.priority_queue import (
     JavaPriorityQueue,
-    KafkaLiteralPrioritySet,
     java_hash_set_order,
+    java_poll_order,
 )
-from streams_assign.model import java_uuid_hash_code
 
 DUMMY_TASK = 0
 P1, P2, P3 = 0, 1, 2  # client indices, in ProcessId order
@@ -94,7 +93,7 @@ def test_should_apply_poll_filter(priority_set):
     assert queue.poll(DUMMY_TASK) is None
 
 
-# -- further ConstrainedPrioritySet semantics (reference 1.5) -----------------------------------
+# -- further ConstrainedPrioritySet semantics (ordered by weight, then ProcessId) ----------------
 
 
 def test_equal_weights_poll_in_process_id_order(priority_set):

@@ -17,11 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams_assign.api import assign
-from streams_assign.assignors.standby import (
-    DefaultStandbyTaskAssignor,
-    create_standby_task_assignor,
-)
+from streams_assign.assignors import assign
+from streams_assign.assignors.standby import DefaultStandbyTaskAssignor
+from streams_assign.assignors.standby_factory import create_standby_task_assignor
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.assignors.tag_aware import (
     ClientTagAwareStandbyTaskAssignor,
@@ -31,7 +29,7 @@ from streams_assign.assignors.tag_aware import (
     tags_match,
 )
 from streams_assign.formats.cluster_state import parse_cluster_state
-from streams_assign.javacompat import task_hash_set
+from streams_assign.java.hash_order import task_hash_set
 from streams_assign.model import TaskId
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tag_aware"

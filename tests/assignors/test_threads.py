@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.assignors.threads import assign_tasks_to_threads, java_string_key
 from streams_assign.errors import InvalidScenarioError
 from streams_assign.model import TaskId

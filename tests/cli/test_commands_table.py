@@ -115,14 +115,14 @@ def test_help_of_a_command_with_a_missing_extra_still_works() -> None:
 
 
 def test_light_copies_of_choices_agree_with_their_sources() -> None:
-    from streams_assign.api import ASSIGNORS
+    from streams_assign.assignors import ASSIGNOR_ALIASES, ASSIGNORS
     from streams_assign.commands import _solver
     from streams_assign.commands.assign import ASSIGNOR_CHOICES
     from streams_assign.commands.optimal import PROBLEMS
     from streams_assign.optimal import solve
     from streams_assign.optimal.model import Problem
 
-    assert list(ASSIGNOR_CHOICES) == sorted(ASSIGNORS)
+    assert list(ASSIGNOR_CHOICES) == sorted([*ASSIGNORS, *ASSIGNOR_ALIASES])
     assert list(PROBLEMS) == [p.value for p in Problem]
     assert _solver.DEFAULT_TIME_LIMIT == solve.DEFAULT_TIME_LIMIT
     assert _solver.DEFAULT_NUM_WORKERS == solve.DEFAULT_NUM_WORKERS

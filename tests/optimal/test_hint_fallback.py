@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from ortools.sat.python import cp_model
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal import Problem, solve_optimal
 from streams_assign.optimal import solve as solve_module

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal import OBJECTIVES, Problem, model_violations, score, solve_optimal
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from streams_assign.api import assign
+from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import ClusterState
 from streams_assign.optimal import solve_optimal

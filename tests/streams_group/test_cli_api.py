@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from streams_assign.api import ASSIGNORS, assign, assign_group, get_assignor, load_document
+from streams_assign.assignors import ASSIGNORS, assign, assign_group, get_assignor
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.cli import main
 from streams_assign.formats.cluster_state import load_cluster_state
+from streams_assign.formats.document import load_document
 from streams_assign.formats.streams_group import dump_streams_group
 from streams_assign.streams_group import StreamsGroupState, from_cluster_state
 from streams_assign.testing.java import JavaBatch

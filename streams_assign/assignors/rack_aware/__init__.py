@@ -4,16 +4,16 @@ After an assignor has balanced its tasks, Kafka moves tasks between clients to c
 traffic without changing how many tasks each client has. The cost of running task ``t`` on
 client ``c`` is ``traffic_cost`` for every partition of ``t`` with no replica on ``c``'s rack,
 plus ``non_overlap_cost`` when ``c`` is not the client that held ``t`` before the optimisation
-(reference 6.2). Two graph constructions decide which placements are allowed:
+(``RackAwareTaskAssignor.getCost``). Two graph constructions decide which placements are allowed:
 
-- ``min_traffic`` (Kafka's ``MinTrafficGraphConstructor``, reference 6.3): every client keeps
+- ``min_traffic`` (Kafka's ``MinTrafficGraphConstructor``): every client keeps
   exactly its task count;
-- ``balance_subtopology`` (``BalanceSubtopologyGraphConstructor``, reference 6.4): as well,
+- ``balance_subtopology`` (``BalanceSubtopologyGraphConstructor``): as well,
   each client gets at most ``ceil(count / T * |tasks of the sub-topology|)`` tasks of each
   sub-topology.
 
 Standbys are optimised pair by pair (two clients on different racks swap standbys, at most
-four rounds, reference 6.6).
+four rounds, ``RackAwareTaskAssignor.optimizeStandbyTasks``).
 
 Kafka solves each graph with its own ``Graph.java`` (BFS max flow, then cycle cancelling with
 Bellman-Ford) on graphs numbered its own way; which optimum it reaches among equally cheap

@@ -107,7 +107,7 @@ class RackAwareTaskAssignor:
     -----
     Source: ``org.apache.kafka.streams.processor.internals.assignment.RackAwareTaskAssignor``,
     ``MinTrafficGraphConstructor`` and ``BalanceSubtopologyGraphConstructor`` at Kafka
-    4.0.0-SNAPSHOT (commit 1eb7644349cb); reference section 6.
+    4.0.0-SNAPSHOT (commit 1eb7644349cb).
 
     References
     ----------
@@ -410,7 +410,8 @@ class RackAwareTaskAssignor:
         Notes
         -----
         Source: ``RackAwareTaskAssignor.optimizeActiveTasks`` with the graph of the configured
-        strategy (reference 6.3, 6.4); Kafka's reassignment rule (6.5): each task whose
+        strategy (``MinTrafficGraphConstructor``, ``BalanceSubtopologyGraphConstructor``);
+        Kafka's reassignment rule (``assignTaskFromMinCostFlow``): each task whose
         optimal client differs from its current one is unassigned there and assigned there.
         """
         task_list = sorted(tasks)
@@ -482,7 +483,7 @@ class RackAwareTaskAssignor:
 
         Notes
         -----
-        Source: ``RackAwareTaskAssignor.optimizeStandbyTasks`` (reference 6.6). A pair can only
+        Source: ``RackAwareTaskAssignor.optimizeStandbyTasks``. A pair can only
         improve if swapping one standby each way is cheaper; pairs where no such swap exists are
         skipped before the movable lists are built (a vectorised bound per client and rack),
         which never skips a pair Kafka would change: Kafka's cycle cancelling starts from the

@@ -54,8 +54,8 @@ class CycleCancellingGraph:
     >>> graph.add_edge(10, 20, 1, 0, 1)
     >>> graph.add_edge(11, 20, 1, 0, 0)
     >>> graph.solve_min_cost_flow()
-    >>> graph.flow(0, 11), graph.total_cost()
-    (1, 2)
+    >>> graph.flow(0, 10), graph.flow(0, 11)   # moved to the cheaper client
+    (0, 1)
 
     Notes
     -----
@@ -101,10 +101,6 @@ class CycleCancellingGraph:
     def flows_from(self, tail: int) -> dict[int, int]:
         """Head -> flow of every arc leaving ``tail`` (Kafka's ``edges(node)``)."""
         return {h: a[2] for (t, h), a in self._arcs.items() if t == tail}
-
-    def total_cost(self) -> int:
-        """Sum of cost times flow over all arcs (Kafka's ``totalCost()``)."""
-        return sum(cost * flow for _, cost, flow in self._arcs.values())
 
     # -- residual graph --------------------------------------------------------------------
     def _residual(self) -> _Residual:

@@ -1,8 +1,8 @@
 """The flow graphs of rack-aware assignment: Kafka's two graph constructors.
 
-- ``min_traffic`` (Kafka's ``MinTrafficGraphConstructor``, reference 6.3): every client keeps
+- ``min_traffic`` (Kafka's ``MinTrafficGraphConstructor``): every client keeps
   exactly its task count;
-- ``balance_subtopology`` (``BalanceSubtopologyGraphConstructor``, reference 6.4): as well,
+- ``balance_subtopology`` (``BalanceSubtopologyGraphConstructor``): as well,
   each client gets at most ``ceil(count / T * |tasks of the sub-topology|)`` tasks of each
   sub-topology.
 

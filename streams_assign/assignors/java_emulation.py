@@ -7,27 +7,28 @@ change while a client is queued, the all-pairs balancing loop). The assignor's s
 structures and never test which mode runs; :func:`java_emulation` is the one place that picks:
 
 - :class:`FastJavaEmulation` (the default): the same answers through faster structures (a lazy
-  heap, :class:`~streams_assign._java.heap.ExactCaughtUpClients`, balancing over the pairs that
-  can move);
+  heap, :class:`~streams_assign.assignors.caught_up_clients.ExactCaughtUpClients`, balancing
+  over the pairs that can move);
 - :class:`LiteralJavaEmulation` (``literal=True``, verification only): Kafka's structures as
   written, at Kafka's running time; the tests compare the two.
+
+The mode is what these objects hand out, never a flag they expose: a test reads every other
+module of :mod:`streams_assign.assignors` and fails if one reads the mode.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from streams_assign._java.heap import ExactCaughtUpClients
-from streams_assign._java.priority import (
+from streams_assign.assignors.balance_pairs import AllPairs, BalancingPairs, movable_pairs
+from streams_assign.assignors.caught_up_clients import CaughtUpClientsState, ExactCaughtUpClients
+from streams_assign.assignors.priority_set import (
     ConstrainedPrioritySet,
     KafkaLiteralPrioritySet,
     PrioritySet,
 )
-from streams_assign.model import java_uuid_hash_code
-
-if TYPE_CHECKING:
-    from streams_assign.assignors.state import AssignmentState
+from streams_assign.java.hash_order import java_uuid_hash_code
 
 #: ``constraint(client, task)``: whether a client may take a task.
 Constraint = Callable[[int, int], bool]
@@ -36,18 +37,16 @@ Constraint = Callable[[int, int], bool]
 class JavaEmulation(Protocol):
     """The structures the HA steps use where Kafka's answer comes from Java's collections."""
 
-    #: True when the structures are Kafka's own, structure for structure (verification mode).
-    literal: bool
-    #: True when ``balanceTasksOverThreads`` runs Kafka's loop as written (every pair, every
-    #: pass); False when it visits only the pairs where a move can happen.
-    visits_every_pair: bool
-
     def priority_set(self, weights: Sequence[float], constraint: Constraint) -> PrioritySet:
         """A ``ConstrainedPrioritySet`` over client indices ordered by ``(weight, ProcessId)``."""
         ...
 
-    def caught_up_clients_by_task_load(self, state: AssignmentState) -> PrioritySet:
+    def caught_up_clients_by_task_load(self, state: CaughtUpClientsState) -> PrioritySet:
         """``TaskMovement``'s queue of caught-up clients by ``assignedTaskLoad``."""
+        ...
+
+    def balancing_pairs(self, capacity: list[int], counts: list[int]) -> BalancingPairs:
+        """The (source, destination) pairs ``balanceTasksOverThreads`` visits, and the loads."""
         ...
 
 
@@ -56,22 +55,24 @@ class FastJavaEmulation:
 
     Notes
     -----
-    ``priority_set`` is :class:`~streams_assign._java.priority.ConstrainedPrioritySet` (a lazy
-    heap: same answers while callers re-offer every client whose weight changed, as all of
-    Kafka's callers do); the movement queue is
-    :class:`~streams_assign._java.heap.ExactCaughtUpClients`, which reproduces Java's stale heap.
+    ``priority_set`` is :class:`~streams_assign.assignors.priority_set.ConstrainedPrioritySet`
+    (a lazy heap: same answers while callers re-offer every client whose weight changed, as all
+    of Kafka's callers do); the movement queue is
+    :class:`~streams_assign.assignors.caught_up_clients.ExactCaughtUpClients`, which reproduces
+    Java's stale heap; balancing visits only the pairs where a move can happen.
     """
-
-    literal = False
-    visits_every_pair = False
 
     def priority_set(self, weights: Sequence[float], constraint: Constraint) -> PrioritySet:
         """The lazy-heap ``ConstrainedPrioritySet``."""
         return ConstrainedPrioritySet(weights, constraint)
 
-    def caught_up_clients_by_task_load(self, state: AssignmentState) -> PrioritySet:
-        """:class:`~streams_assign._java.heap.ExactCaughtUpClients` over ``state``."""
+    def caught_up_clients_by_task_load(self, state: CaughtUpClientsState) -> PrioritySet:
+        """:class:`~streams_assign.assignors.caught_up_clients.ExactCaughtUpClients`."""
         return ExactCaughtUpClients(state)
+
+    def balancing_pairs(self, capacity: list[int], counts: list[int]) -> BalancingPairs:
+        """The pairs where a move can happen (:func:`~.balance_pairs.movable_pairs`)."""
+        return movable_pairs(capacity, counts)
 
 
 class LiteralJavaEmulation:
@@ -84,19 +85,20 @@ class LiteralJavaEmulation:
         ``HashSet`` order in which a ``ConstrainedPrioritySet`` offers rejected clients back.
     """
 
-    literal = True
-    visits_every_pair = True
-
     def __init__(self, client_ids: Sequence[str]) -> None:
         self.hash_code: list[int] = [java_uuid_hash_code(c) for c in client_ids]
 
     def priority_set(self, weights: Sequence[float], constraint: Constraint) -> PrioritySet:
-        """:class:`~streams_assign._java.priority.KafkaLiteralPrioritySet`."""
+        """:class:`~streams_assign.assignors.priority_set.KafkaLiteralPrioritySet`."""
         return KafkaLiteralPrioritySet(weights, constraint, self.hash_code)
 
-    def caught_up_clients_by_task_load(self, state: AssignmentState) -> PrioritySet:
+    def caught_up_clients_by_task_load(self, state: CaughtUpClientsState) -> PrioritySet:
         """The literal set over ``state.task_load``, constrained to caught-up clients."""
         return KafkaLiteralPrioritySet(state.task_load, state.caught_up, self.hash_code)
+
+    def balancing_pairs(self, capacity: list[int], counts: list[int]) -> BalancingPairs:
+        """Every pair, on every pass, as Kafka's loop is written."""
+        return AllPairs(capacity, counts)
 
 
 def java_emulation(literal: bool, client_ids: Sequence[str]) -> JavaEmulation:

@@ -2,7 +2,7 @@
 
 Kafka's pre-KIP-441 assignor (named ``StickyTaskAssignor`` before 3.8), still selectable with
 ``internal.task.assignor.class`` and the delegate of ``FallbackPriorTaskAssignor``. It ignores
-lags: no caught-up test, no warmups, never a probing rebalance of its own (reference 7):
+lags: no caught-up test, no warmups, never a probing rebalance of its own:
 
 1. Every task goes back to its previous active owner while that client has fewer than
    ``capacity * tasksPerThread`` actives (``tasksPerThread = |tasks| // total capacity``);
@@ -19,7 +19,7 @@ lags: no caught-up test, no warmups, never a probing rebalance of its own (refer
 
 Kafka iterates ``HashMap``/``HashSet`` instances in steps 1, 2, 4 and in every least-loaded
 search (the first of several equally loaded clients wins). Their order is emulated with
-:mod:`streams_assign.javacompat`, taking the containers Kafka's ``StreamsPartitionAssignor``
+:mod:`streams_assign.java.hash_order`, taking the containers Kafka's ``StreamsPartitionAssignor``
 passes: the clients in a ``HashMap<ProcessId, ClientState>`` and the tasks in ``HashSet``\\ s,
 each filled in ProcessId / TaskId order (the input does not record the order in which Kafka
 met them, which only decides the order within one hash bucket).
@@ -31,21 +31,21 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from streams_assign._java.hash_order import (
+from streams_assign.assignors.state import AssignmentState
+from streams_assign.errors import TaskAssignmentError
+from streams_assign.java.hash_order import (
     JavaHashMap,
     JavaHashSet,
+    java_uuid_hash_code,
     spread,
     table_size_for,
     task_id_hash_code,
 )
-from streams_assign.assignors.state import AssignmentState
-from streams_assign.errors import TaskAssignmentError
 from streams_assign.model import (
     LATEST_OFFSET,
     Assignment,
     ClusterState,
     TaskId,
-    java_uuid_hash_code,
 )
 
 if TYPE_CHECKING:
@@ -88,10 +88,10 @@ def java_hash_order(
     """Iteration order of a ``HashSet`` filled with ``members`` in the given order.
 
     ``capacity`` is the table length requested at construction (``None``: the default
-    constructor). Small sets replay :class:`~streams_assign.javacompat.JavaHashSet`; from 49
+    constructor). Small sets replay :class:`~streams_assign.java.hash_order.JavaHashSet`; from 49
     members on the table has at least 64 buckets, where Java never grows it for a crowded
     bucket, so the order is the plain sort by (bucket, insertion position) (tree bins aside,
-    as in :mod:`streams_assign.javacompat`).
+    as in :mod:`streams_assign.java.hash_order`).
     """
     if len(members) <= _SMALL_SET:
         return list(JavaHashSet(hashes.__getitem__, members, initial_capacity=capacity))
@@ -211,12 +211,6 @@ class _LegacySticky:
     # -- ClientState predicates ------------------------------------------------------------
     def _count(self, c: int) -> int:
         return self.state.assigned_count(c)
-
-    def _has_more_available_capacity_than(self, c: int, other: int) -> bool:
-        load, other_load = self.state.task_load[c], self.state.task_load[other]
-        if load != other_load:
-            return load < other_load
-        return self.state.capacity[c] > self.state.capacity[other]
 
     def _reached_capacity(self, c: int) -> bool:
         return self._count(c) >= self.state.capacity[c]
@@ -461,12 +455,12 @@ class LegacyStickyTaskAssignor:
     Notes
     -----
     Source: ``org.apache.kafka.streams.processor.internals.assignment.LegacyStickyTaskAssignor``
-    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb); reference section 7. HashMap/HashSet
-    iteration follows :mod:`streams_assign.javacompat` (see the module notes). Never requests a
-    probing rebalance.
+    at Kafka 4.0.0-SNAPSHOT (commit 1eb7644349cb). HashMap/HashSet iteration follows
+    :mod:`streams_assign.java.hash_order` (see the module notes). Never requests a probing
+    rebalance.
     """
 
-    name = "sticky"
+    name = "legacy_sticky"
 
     def __init__(self, must_preserve_active_task_assignment: bool = False) -> None:
         self.must_preserve_active_task_assignment = must_preserve_active_task_assignment

@@ -31,7 +31,10 @@ it would have happened so a caller can tell that the emulated order may differ f
 
 from __future__ import annotations
 
+import uuid as _uuid
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from functools import lru_cache
+from operator import mul
 from typing import Generic, TypeVar
 
 from streams_assign.model import TaskId
@@ -67,6 +70,51 @@ def java_string_hash_code(text: str) -> int:
     for i in range(0, len(data), 2):
         h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFF_FFFF
     return int32(h)
+
+
+_POWERS: dict[int, list[int]] = {}
+
+
+@lru_cache(maxsize=1 << 16)
+def java_string_hash_unsigned(text: str) -> int:
+    """``String.hashCode()`` as an unsigned 32-bit value, at C speed for ASCII ids.
+
+    ``s[0]*31^(n-1) + ... + s[n-1]`` modulo 2^32; non-ASCII text takes the UTF-16 path of
+    :func:`java_string_hash_code`. Memoised, as a Java ``String`` caches its own hash code.
+
+    Examples
+    --------
+    >>> java_string_hash_unsigned("zone") == java_string_hash_code("zone") & 0xFFFF_FFFF
+    True
+    """
+    if not text.isascii():
+        return java_string_hash_code(text) & 0xFFFF_FFFF
+    n = len(text)
+    powers = _POWERS.get(n)
+    if powers is None:
+        powers = [pow(31, n - 1 - i, 1 << 32) for i in range(n)]
+        _POWERS[n] = powers
+    return sum(map(mul, text.encode("ascii"), powers)) & 0xFFFF_FFFF
+
+
+def java_int_div(a: int, b: int) -> int:
+    """Java ``int`` division (truncates toward zero).
+
+    Examples
+    --------
+    >>> java_int_div(-7, 2)
+    -3
+    """
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def java_uuid_hash_code(process_id: str) -> int:
+    """``java.util.UUID.hashCode()`` of a process id: ``(int)(hilo >> 32) ^ (int) hilo``."""
+    value = _uuid.UUID(process_id).int
+    hilo = (value >> 64) ^ (value & 0xFFFF_FFFF_FFFF_FFFF)
+    result = ((hilo >> 32) ^ hilo) & 0xFFFF_FFFF
+    return result - (1 << 32) if result >= 1 << 31 else result
 
 
 def java_objects_hash(*values: int | str | None) -> int:
@@ -296,12 +344,16 @@ def task_hash_set(tasks: Iterable[TaskId] = ()) -> JavaHashSet[TaskId]:
     """A ``HashSet<TaskId>`` filled in the given order (``Collectors.toSet()``)."""
     return JavaHashSet(task_id_hash_code, tasks)
 
+
 __all__ = [
     "JavaHashMap",
     "JavaHashSet",
     "int32",
+    "java_int_div",
     "java_objects_hash",
     "java_string_hash_code",
+    "java_string_hash_unsigned",
+    "java_uuid_hash_code",
     "spread",
     "table_size_for",
     "task_hash_map",

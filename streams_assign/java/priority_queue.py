@@ -1,40 +1,25 @@
-"""Priority structures with Kafka's (and Java's) exact semantics.
+"""``java.util.PriorityQueue`` step by step, and the poll order it gives.
 
-- :class:`JavaPriorityQueue` reproduces ``java.util.PriorityQueue``'s binary heap step by step
-  (``siftUp``, ``siftDown``, ``removeAt``), because where two elements compare equal, Java's poll
-  order depends on the heap's array layout; Kafka's movement queue and ``assignTasksToThreads``
-  expose it.
-- :class:`ConstrainedPrioritySet` is Kafka's ``ConstrainedPrioritySet``: the least-loaded client
-  ``(weight, ProcessId)`` that satisfies a constraint. Kafka pops every rejected client and offers
-  it back; here a lazy heap skips stale entries, so a poll costs O(r log C) for r rejected clients.
+Where two elements compare equal, Java's poll order depends on the heap's array layout; Kafka's
+movement queue, its ``ConstrainedPrioritySet`` and ``assignTasksToThreads`` expose it.
+
+- :class:`JavaPriorityQueue`: the heap with a comparator given as a sort key, read at every
+  comparison (``siftUp``, ``siftDown``, ``removeAt``);
+- :class:`KeyedJavaPriorityQueue`: the same heap with each item's key given when it is offered;
+- :class:`JavaClientHeap`: the same heap over int client indices and an explicit key list;
+- :func:`java_poll_order` and :func:`java_hash_set_order`: the order a filled queue polls in and
+  a ``HashSet`` iterates in.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from operator import ge
+from typing import Any, Generic, TypeVar
 
-from streams_assign._java.hash_order import JavaHashSet
+from streams_assign.java.hash_order import JavaHashSet
 
 T = TypeVar("T")
-
-
-class PrioritySet(Protocol):
-    """The interface of Kafka's ``ConstrainedPrioritySet``.
-
-    ``AssignmentState.java`` (:mod:`streams_assign._java.emulation`) provides it: the fast lazy
-    heap, the exact caught-up-clients queue, or the literal Java structure in verification mode.
-    """
-
-    def offer(self, client: int) -> None:
-        """Add or re-key a client."""
-
-    def offer_all(self, clients: Sequence[int]) -> None:
-        """Offer each client, in order."""
-
-    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
-        """Remove and return the least-loaded eligible client, or ``None``."""
 
 
 class JavaPriorityQueue(Generic[T]):
@@ -257,139 +242,131 @@ def java_poll_order(items: Iterable[T], key: Callable[[T], Any]) -> list[T]:
     return result
 
 
-class ConstrainedPrioritySet:
-    """Kafka's ``ConstrainedPrioritySet`` over client indices (reference 1.5).
-
-    Parameters
-    ----------
-    weights:
-        Per client index, its current weight (a load as a Java double). The caller keeps it
-        current and offers every client whose weight changed before the next poll, as all of
-        Kafka's callers do.
-    constraint:
-        ``constraint(client, task)``: whether the client may take the task.
-
-    Notes
-    -----
-    ``poll`` returns the present client with the smallest ``(weight, index)`` that satisfies the
-    constraint and removes it; rejected clients stay present. Entries whose weight went stale
-    or whose client was polled are skipped lazily instead of being removed from the heap.
-    """
-
-    __slots__ = ("_weights", "_constraint", "_heap", "_present")
-
-    def __init__(self, weights: Sequence[float], constraint: Callable[[int, int], bool]) -> None:
-        self._weights = weights
-        self._constraint = constraint
-        self._heap: list[tuple[float, int]] = []
-        self._present: set[int] = set()
-
-    def offer(self, client: int) -> None:
-        """Add ``client`` with its current weight (re-keying it if present)."""
-        self._present.add(client)
-        heapq.heappush(self._heap, (self._weights[client], client))
-
-    def offer_all(self, clients: Iterable[int]) -> None:
-        """Offer each client."""
-        for client in clients:
-            self.offer(client)
-
-    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
-        """Remove and return the least-loaded client that may take ``task``, or ``None``."""
-        heap, present, weights = self._heap, self._present, self._weights
-        rejected: list[tuple[float, int]] = []
-        found = None
-        while heap:
-            entry = heapq.heappop(heap)
-            weight, client = entry
-            if client not in present or weight != weights[client]:
-                continue  # stale: polled since, or re-offered with another weight
-            if self._constraint(client, task) and (extra is None or extra(client)):
-                present.discard(client)
-                found = client
-                break
-            rejected.append(entry)
-        for entry in rejected:
-            heapq.heappush(heap, entry)
-        return found
-
-
 def java_hash_set_order(items: Sequence[T], hash_code: Callable[[T], int]) -> list[T]:
     """Iteration order of a ``java.util.HashSet`` filled with ``items`` in this order.
 
-    See :class:`streams_assign.javacompat.JavaHashSet` (buckets by ``h ^ (h >>> 16)``, the
+    See :class:`streams_assign.java.hash_order.JavaHashSet` (buckets by ``h ^ (h >>> 16)``, the
     table doubled past 3/4 full, insertion order within a bucket).
     """
     return list(JavaHashSet(hash_code, items))
 
 
-class KafkaLiteralPrioritySet:
-    """Kafka's ``ConstrainedPrioritySet`` reproduced structure for structure (verification only).
-
-    A ``java.util.PriorityQueue`` whose comparator reads each client's weight when it compares
-    (so a weight that changes while the client sits in the queue behaves as in Java), a
-    ``uniqueClients`` set, and rejected clients offered back in ``HashSet`` iteration order.
-    O(C log C) per poll, as in Kafka; :class:`ConstrainedPrioritySet` gives the same answers
-    faster, which the tests check against this class.
+class JavaClientHeap:
+    """``java.util.PriorityQueue<ProcessId>`` of client indices over an explicit key list.
 
     Parameters
     ----------
-    weights:
-        Per client index, its current weight, read lazily.
-    constraint:
-        ``constraint(client, task)``.
-    hash_code:
-        Per client index, ``ProcessId.hashCode()`` (``UUID.hashCode()`` of the process id).
+    keys:
+        ``keys[c]``: an int ordered as Kafka's comparator orders ``(load, ProcessId)``
+        (the load's rank among possible loads, shifted, then the client index). Read at every
+        comparison, so changing an entry while the client is in the heap behaves as Java's
+        lazily reading comparator does.
+    array:
+        Initial backing array (taken as is).
+
+    Notes
+    -----
+    Same steps as :class:`JavaPriorityQueue` (OpenJDK 17
+    ``offer``/``siftUp``, ``poll``/``siftDown``, ``remove(Object)``/``removeAt``), specialised
+    to int keys held in a list.
     """
 
-    __slots__ = ("_queue", "_unique", "_constraint", "_hash_code")
+    __slots__ = ("array", "keys")
 
-    def __init__(
-        self,
-        weights: Sequence[float],
-        constraint: Callable[[int, int], bool],
-        hash_code: Sequence[int],
-    ) -> None:
-        self._queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=lambda c: (weights[c], c))
-        self._unique: set[int] = set()
-        self._constraint = constraint
-        self._hash_code = hash_code
+    def __init__(self, keys: list[int], array: list[int] | None = None) -> None:
+        self.keys = keys
+        self.array: list[int] = [] if array is None else array
 
-    def offer(self, client: int) -> None:
-        """Kafka's ``offer``: remove the client if present, then insert it."""
-        if client in self._unique:
-            self._queue.remove(client)
-        else:
-            self._unique.add(client)
-        self._queue.offer(client)
+    def offer(self, item: int) -> None:
+        """Java's ``offer``: append and ``siftUp``."""
+        queue = self.array
+        queue.append(item)
+        self._sift_up(len(queue) - 1, item)
 
-    def offer_all(self, clients: Iterable[int]) -> None:
-        """Offer each client in the given order."""
-        for client in clients:
-            self.offer(client)
+    def offer_many(self, items: Sequence[int]) -> None:
+        """``offer`` each item in order (Java's ``addAll`` and ``offerAll``)."""
+        queue, keys = self.array, self.keys
+        for item in items:
+            k = len(queue)
+            queue.append(item)
+            item_key = keys[item]
+            while k:
+                parent = (k - 1) >> 1
+                element = queue[parent]
+                if item_key >= keys[element]:
+                    break
+                queue[k] = element
+                k = parent
+            queue[k] = item
 
-    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
-        """Kafka's ``poll(task, extraConstraint)``."""
-        rejected: list[int] = []
-        found = None
-        while self._queue:
-            client = self._queue.poll()
-            assert client is not None
-            self._unique.discard(client)
-            if self._constraint(client, task) and (extra is None or extra(client)):
-                found = client
+    def poll(self) -> int:
+        """Java's ``poll`` on a non-empty queue."""
+        queue = self.array
+        result = queue[0]
+        last = queue.pop()
+        if queue:
+            self._sift_down(0, last)
+        return result
+
+    def remove(self, item: int) -> bool:
+        """Java's ``remove(Object)``: ``indexOf`` then ``removeAt``."""
+        queue = self.array
+        try:
+            index = queue.index(item)
+        except ValueError:
+            return False
+        moved = queue.pop()
+        if index == len(queue):
+            return True
+        self._sift_down(index, moved)
+        if queue[index] == moved:
+            self._sift_up(index, moved)
+        return True
+
+    def is_valid(self) -> bool:
+        """Whether every parent orders before its children under the current keys."""
+        keys = self.keys
+        ordered = list(map(keys.__getitem__, self.array))
+        return all(map(ge, ordered[1::2], ordered)) and all(map(ge, ordered[2::2], ordered))
+
+    def _sift_up(self, k: int, item: int) -> None:
+        queue, keys = self.array, self.keys
+        item_key = keys[item]
+        while k > 0:
+            parent = (k - 1) >> 1
+            element = queue[parent]
+            if item_key >= keys[element]:  # Java: if (cmp(x, e) >= 0) break
                 break
-            rejected.append(client)
-        self.offer_all(java_hash_set_order(rejected, lambda c: self._hash_code[c]))
-        return found
+            queue[k] = element
+            k = parent
+        queue[k] = item
+
+    def _sift_down(self, k: int, item: int) -> None:
+        queue, keys = self.array, self.keys
+        n = len(queue)
+        half = n >> 1
+        item_key = keys[item]
+        while k < half:
+            child = 2 * k + 1
+            element = queue[child]
+            element_key = keys[element]
+            right = child + 1
+            if right < n:
+                right_element = queue[right]
+                right_key = keys[right_element]
+                if element_key > right_key:  # Java: cmp(c, queue[right]) > 0
+                    child, element, element_key = right, right_element, right_key
+            if item_key <= element_key:  # Java: if (cmp(x, c) <= 0) break
+                break
+            queue[k] = element
+            k = child
+        queue[k] = item
 
 
 __all__ = [
-    "ConstrainedPrioritySet",
+    "JavaClientHeap",
     "JavaPriorityQueue",
-    "KafkaLiteralPrioritySet",
     "KeyedJavaPriorityQueue",
-    "PrioritySet",
     "java_hash_set_order",
     "java_poll_order",
 ]

@@ -1,4 +1,4 @@
-"""Java collection orders (``streams_assign.javacompat``) against OpenJDK itself.
+"""Java collection orders (``streams_assign.java.hash_order``) against OpenJDK itself.
 
 ``tests/data/threads/jdk_collection_orders.json`` was produced by JDK 17 running
 ``tests/data/threads/JdkCollectionOrders.java``: 48 random TaskId sets, their ``HashMap``
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streams_assign.assignors.threads import _TaskQueue
-from streams_assign.javacompat import (
+from streams_assign.java.hash_order import (
     JavaHashMap,
     JavaHashSet,
     int32,
@@ -31,7 +31,7 @@ from streams_assign.model import TaskId
 
 JDK_CASES = json.loads(
     (
-        Path(__file__).resolve().parent / "data" / "threads" / "jdk_collection_orders.json"
+        Path(__file__).resolve().parents[1] / "data" / "threads" / "jdk_collection_orders.json"
     ).read_text()
 )
 

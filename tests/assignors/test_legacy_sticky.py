@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 
-from streams_assign.assignors.rack_aware import RackAwareTaskAssignor, ortools_min_cost_flow
-from streams_assign.assignors.state import AssignmentState
-from streams_assign.assignors.sticky import (
+from streams_assign.assignors.legacy_sticky import (
     LegacyStickyTaskAssignor,
     _ClientOrder,
     assign_legacy_sticky,
@@ -26,9 +24,11 @@ from streams_assign.assignors.sticky import (
     java_hash_order,
     previous_tasks,
 )
+from streams_assign.assignors.rack_aware import RackAwareTaskAssignor, ortools_min_cost_flow
+from streams_assign.assignors.state import AssignmentState
 from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
-from streams_assign.javacompat import JavaHashSet
-from streams_assign.model import ClusterState, TaskId, java_uuid_hash_code
+from streams_assign.java.hash_order import JavaHashSet, java_uuid_hash_code
+from streams_assign.model import ClusterState, TaskId
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FIXTURE = json.loads((DATA / "rack_aware" / "kafka_fixture.json").read_text())

@@ -2,7 +2,7 @@
 
 Kafka's ``TaskMovement`` keeps every client in a ``ConstrainedPrioritySet``: a
 ``java.util.PriorityQueue<ProcessId>`` ordered by ``(assignedTaskLoad, ProcessId)`` whose
-comparator reads the load **when it compares**, plus a ``uniqueClients`` set (reference 1.5).
+comparator reads the load **when it compares**, plus a ``uniqueClients`` set.
 ``poll(task, extra)`` pops clients until one satisfies the constraints and offers the rejected
 ones back in ``java.util.HashSet`` iteration order; ``offer(c)`` removes ``c`` if present
 (``removeAt``) and inserts it again.
@@ -54,124 +54,43 @@ from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from itertools import repeat
 from operator import and_, ge, lshift, lt, or_
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from streams_assign.model import java_uuid_hash_code
+from streams_assign.java.hash_order import java_uuid_hash_code
+from streams_assign.java.priority_queue import JavaClientHeap
+from streams_assign.model import TaskId
 
-if TYPE_CHECKING:
-    from streams_assign.assignors.state import AssignmentState
 
+class CaughtUpClientsState(Protocol):
+    """What the movement queue reads of :class:`~streams_assign.assignors.state.AssignmentState`.
 
-class JavaClientHeap:
-    """``java.util.PriorityQueue<ProcessId>`` of client indices over an explicit key list.
-
-    Parameters
+    Attributes
     ----------
-    keys:
-        ``keys[c]``: an int ordered as Kafka's comparator orders ``(load, ProcessId)``
-        (the load's rank among possible loads, shifted, then the client index). Read at every
-        comparison, so changing an entry while the client is in the heap behaves as Java's
-        lazily reading comparator does.
-    array:
-        Initial backing array (taken as is).
-
-    Notes
-    -----
-    Same steps as :class:`~streams_assign.assignors.priority.JavaPriorityQueue` (OpenJDK 17
-    ``offer``/``siftUp``, ``poll``/``siftDown``, ``remove(Object)``/``removeAt``), specialised
-    to int keys held in a list.
+    task_load:
+        Per client index, ``assignedTaskLoad`` (kept current by the state).
+    client_ids, capacity:
+        Per client index, the process id and the number of stream threads.
+    tasks:
+        All tasks in TaskId order.
     """
 
-    __slots__ = ("array", "keys")
+    task_load: list[float]
+    client_ids: list[str]
+    capacity: list[int]
+    tasks: list[TaskId]
 
-    def __init__(self, keys: list[int], array: list[int] | None = None) -> None:
-        self.keys = keys
-        self.array: list[int] = [] if array is None else array
+    @property
+    def num_clients(self) -> int:
+        """Number of clients C."""
+        ...
 
-    def offer(self, item: int) -> None:
-        """Java's ``offer``: append and ``siftUp``."""
-        queue = self.array
-        queue.append(item)
-        self._sift_up(len(queue) - 1, item)
+    def caught_up(self, client: int, task: int) -> bool:
+        """Whether ``client`` is caught up on ``task``."""
+        ...
 
-    def offer_many(self, items: Sequence[int]) -> None:
-        """``offer`` each item in order (Java's ``addAll`` and ``offerAll``)."""
-        queue, keys = self.array, self.keys
-        for item in items:
-            k = len(queue)
-            queue.append(item)
-            item_key = keys[item]
-            while k:
-                parent = (k - 1) >> 1
-                element = queue[parent]
-                if item_key >= keys[element]:
-                    break
-                queue[k] = element
-                k = parent
-            queue[k] = item
-
-    def poll(self) -> int:
-        """Java's ``poll`` on a non-empty queue."""
-        queue = self.array
-        result = queue[0]
-        last = queue.pop()
-        if queue:
-            self._sift_down(0, last)
-        return result
-
-    def remove(self, item: int) -> bool:
-        """Java's ``remove(Object)``: ``indexOf`` then ``removeAt``."""
-        queue = self.array
-        try:
-            index = queue.index(item)
-        except ValueError:
-            return False
-        moved = queue.pop()
-        if index == len(queue):
-            return True
-        self._sift_down(index, moved)
-        if queue[index] == moved:
-            self._sift_up(index, moved)
-        return True
-
-    def is_valid(self) -> bool:
-        """Whether every parent orders before its children under the current keys."""
-        keys = self.keys
-        ordered = list(map(keys.__getitem__, self.array))
-        return all(map(ge, ordered[1::2], ordered)) and all(map(ge, ordered[2::2], ordered))
-
-    def _sift_up(self, k: int, item: int) -> None:
-        queue, keys = self.array, self.keys
-        item_key = keys[item]
-        while k > 0:
-            parent = (k - 1) >> 1
-            element = queue[parent]
-            if item_key >= keys[element]:  # Java: if (cmp(x, e) >= 0) break
-                break
-            queue[k] = element
-            k = parent
-        queue[k] = item
-
-    def _sift_down(self, k: int, item: int) -> None:
-        queue, keys = self.array, self.keys
-        n = len(queue)
-        half = n >> 1
-        item_key = keys[item]
-        while k < half:
-            child = 2 * k + 1
-            element = queue[child]
-            element_key = keys[element]
-            right = child + 1
-            if right < n:
-                right_element = queue[right]
-                right_key = keys[right_element]
-                if element_key > right_key:  # Java: cmp(c, queue[right]) > 0
-                    child, element, element_key = right, right_element, right_key
-            if item_key <= element_key:  # Java: if (cmp(x, c) <= 0) break
-                break
-            queue[k] = element
-            k = child
-        queue[k] = item
+    def caught_up_clients(self, task: int) -> Sequence[int]:
+        """The clients caught up on ``task``, in ascending index order."""
+        ...
 
 
 # Log entries: (_POLL, key of the answer) or (_OFFER, old key or None, new key).
@@ -263,7 +182,7 @@ class ExactCaughtUpClients:
         How many operations ran on an invalid heap, as Java's ``poll``/``offer`` do.
     """
 
-    def __init__(self, state: AssignmentState) -> None:
+    def __init__(self, state: CaughtUpClientsState) -> None:
         self._state = state
         n = state.num_clients
         self._shift = max(n.bit_length(), 1)
@@ -391,7 +310,7 @@ class ExactCaughtUpClients:
     def _hash_set_order(self, items: list[int]) -> list[int]:
         """``java.util.HashSet`` iteration order of distinct clients or keys added in order.
 
-        Same model as :func:`~streams_assign.assignors.priority.java_hash_set_order`: bucket
+        Same model as :func:`~streams_assign.java.priority_queue.java_hash_set_order`: bucket
         ``(h ^ (h >>> 16)) & (table - 1)`` with the table doubled past 3/4 full, buckets in
         index order, insertion order within a bucket. ``items`` may be int keys (the client is
         in the low bits).
@@ -546,7 +465,8 @@ class ExactCaughtUpClients:
             self._log = []
             self._heap = None
 
+
 __all__ = [
+    "CaughtUpClientsState",
     "ExactCaughtUpClients",
-    "JavaClientHeap",
 ]
