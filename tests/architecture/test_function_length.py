@@ -131,7 +131,7 @@ def test_the_check_reports_a_long_function_in_a_broken_tree(tmp_path: Path) -> N
     package.mkdir()
     long_body = "\n".join(f"    x{i} = {i}" for i in range(MAX_CODE_LINES))
     (package / "long.py").write_text(
-        f'class C:\n    def method(self):\n        """Doc.\n\n        More.\n        """\n'
+        'class C:\n    def method(self):\n        """Doc.\n\n        More.\n        """\n'
         + "\n".join(f"        y{i} = {i}" for i in range(MAX_CODE_LINES - 2))
         + f'\n\n\ndef too_long():\n    """A docstring does not count."""\n{long_body}\n',
         encoding="utf-8",
