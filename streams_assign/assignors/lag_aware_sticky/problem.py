@@ -124,6 +124,10 @@ class IndexedCluster:
             return True
         return client not in self.lags[task] and self.generic_caught_up[task]
 
+    def fresh(self, client: int, task: int) -> bool:
+        """The client held no copy of the task before (a standby placed there is a move)."""
+        return client not in self.prev_standby[task] and client not in self.prev_active[task]
+
     def shared_tags(self, client: int, other: int) -> int:
         """How many ``rack.aware.assignment.tags`` keys the two clients have the same value for."""
         return sum(
