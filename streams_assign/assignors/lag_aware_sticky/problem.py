@@ -299,7 +299,6 @@ def _scan_clients(cluster: ClusterState, tasks: list[TaskId]) -> _ClientScan:
     for c, client in enumerate(clients):
         held = state_tasks[c]
         for task, lag in client.task_lags.items():
-            # _task_indices, inlined (the hot loop of the indexing).
             t = by_id.get(id(task))
             if t is None:
                 t = position.get(task)
@@ -321,10 +320,18 @@ def _scan_clients(cluster: ClusterState, tasks: list[TaskId]) -> _ClientScan:
                 else:
                     costs[t][c] = -1
                     estimated.append((t, c))
-        for t in _task_indices(client.prev_active, by_id, position):
-            prev_active[t].append(c)
-        for t in _task_indices(client.prev_standby, by_id, position):
-            prev_standby[t].add(c)
+        for task in client.prev_active:
+            t = by_id.get(id(task))
+            if t is None:
+                t = position.get(task)
+            if t is not None:
+                prev_active[t].append(c)
+        for task in client.prev_standby:
+            t = by_id.get(id(task))
+            if t is None:
+                t = position.get(task)
+            if t is not None:
+                prev_standby[t].add(c)
         # In TaskId order, not the input's: the hand-over chains search in this order.
         held.sort()
     return _ClientScan(
@@ -338,20 +345,6 @@ def _scan_clients(cluster: ClusterState, tasks: list[TaskId]) -> _ClientScan:
         largest=largest,
         cluster_max=cluster_max,
     )
-
-
-def _task_indices(
-    tasks: Iterable[TaskId], by_id: dict[int, int], position: dict[TaskId, int]
-) -> list[int]:
-    """The indices of the stateful ones among ``tasks``: by identity first, then by value."""
-    found = []
-    for task in tasks:
-        t = by_id.get(id(task))
-        if t is None:
-            t = position.get(task)
-        if t is not None:
-            found.append(t)
-    return found
 
 
 def _no_state_lags(

@@ -232,6 +232,7 @@ def exchange_standbys(
     Without client tags only: with tags an exchange would also have to keep both tasks' tag
     spread.
     """
+    lower, upper = bounds
     held_by: list[set[int]] = [set() for _ in range(problem.num_clients)]
     for t, chosen in enumerate(standbys):
         for c in chosen:
@@ -256,90 +257,66 @@ def exchange_standbys(
             here_fresh = int(c not in standby_t and c not in active_t)
             if here_cost == 0 and here_fresh == 0:
                 continue
-            best = _best_exchange(
-                problem, active, standbys, counts, bounds, held_by, t, c, (here_cost, here_fresh)
-            )
-            if best is None:
-                continue
-            _, h, u = best
-            chosen[chosen.index(c)] = h
-            held_by[c].discard(t)
-            held_by[h].add(t)
-            if u < 0:
-                counts[c] -= 1
-                counts[h] += 1
-            else:
-                standbys[u][standbys[u].index(h)] = c
-                held_by[h].discard(u)
-                held_by[c].add(u)
+            places = set(problem.lags[t]) | standby_t | set(active_t)
+            best: tuple[tuple[int, int], int, int] | None = None
+            for h in sorted(places):
+                if h == active[t] or h in chosen:
+                    continue
+                gain = (
+                    costs_t.get(h, base_t) - here_cost,
+                    int(h not in standby_t and h not in active_t) - here_fresh,
+                )
+                if gain[0] > 0 or gain[1] > 0 or gain == (0, 0):
+                    continue
+                if counts[h] < upper[h] and counts[c] > lower[c]:
+                    if best is None or gain < best[0]:
+                        best = (gain, h, -1)
+                    continue
+                for u in sorted(held_by[h]):
+                    if c == active[u] or c in standbys[u]:
+                        continue
+                    # the keys of h and c for u
+                    costs_u, base_u, standby_u, active_u = (
+                        costs[u],
+                        base_cost[u],
+                        prev_standby[u],
+                        prev_active[u],
+                    )
+                    away_fresh = int(h not in standby_u and h not in active_u)
+                    back_fresh = int(c not in standby_u and c not in active_u)
+                    # Only a standby the first client held too can come back without a move.
+                    if gain[1] == 0 and away_fresh == 0 and back_fresh:
+                        continue
+                    step = (
+                        gain[0] + costs_u.get(c, base_u) - costs_u.get(h, base_u),
+                        gain[1] + back_fresh - away_fresh,
+                    )
+                    pareto = step[0] <= 0 and step[1] <= 0 and step != (0, 0)
+                    if pareto and (best is None or step < best[0]):
+                        best = (step, h, u)
+            if best is not None:
+                _exchange(standbys, counts, held_by, t, c, best[1], best[2])
 
 
-def _best_exchange(
-    problem: IndexedCluster,
-    active: list[int],
+def _exchange(
     standbys: list[list[int]],
     counts: list[int],
-    bounds: tuple[list[int], list[int]],
     held_by: list[set[int]],
     t: int,
     c: int,
-    here: tuple[int, int],
-) -> tuple[tuple[int, int], int, int] | None:
-    """The best Pareto step for the standby of task ``t`` on client ``c``, if any.
-
-    Parameters
-    ----------
-    here:
-        The key of ``c`` for ``t``: (records to restore, 1 when ``c`` held no copy of ``t``).
-
-    Returns
-    -------
-    tuple or None
-        ``(gain, h, u)``: the change of the key, the client ``h`` taking the standby of ``t``,
-        and the task ``u`` whose standby ``h`` gives to ``c`` in exchange (``-1`` for a
-        direct move); ``None`` when no step is no worse in both and better in one.
-    """
-    lower, upper = bounds
+    h: int,
+    u: int,
+) -> None:
+    """Move the standby of task ``t`` from client ``c`` to ``h``; ``h`` gives its standby of
+    task ``u`` to ``c`` in exchange (``u < 0``: a direct move, the counts change)."""
     chosen = standbys[t]
-    here_cost, here_fresh = here
-    prev_standby, prev_active = problem.prev_standby, problem.prev_active
-    costs, base_cost = problem.costs, problem.base_cost
-    costs_t, base_t, standby_t, active_t = costs[t], base_cost[t], prev_standby[t], prev_active[t]
-    places = set(problem.lags[t]) | standby_t | set(active_t)
-    best: tuple[tuple[int, int], int, int] | None = None
-    for h in sorted(places):
-        if h == active[t] or h in chosen:
-            continue
-        gain = (
-            costs_t.get(h, base_t) - here_cost,
-            int(h not in standby_t and h not in active_t) - here_fresh,
-        )
-        if gain[0] > 0 or gain[1] > 0 or gain == (0, 0):
-            continue
-        if counts[h] < upper[h] and counts[c] > lower[c]:
-            if best is None or gain < best[0]:
-                best = (gain, h, -1)
-            continue
-        for u in sorted(held_by[h]):
-            if c == active[u] or c in standbys[u]:
-                continue
-            # the keys of h and c for u
-            costs_u, base_u, standby_u, active_u = (
-                costs[u],
-                base_cost[u],
-                prev_standby[u],
-                prev_active[u],
-            )
-            away_fresh = int(h not in standby_u and h not in active_u)
-            back_fresh = int(c not in standby_u and c not in active_u)
-            # Only a standby the first client held too can come back without a move.
-            if gain[1] == 0 and away_fresh == 0 and back_fresh:
-                continue
-            step = (
-                gain[0] + costs_u.get(c, base_u) - costs_u.get(h, base_u),
-                gain[1] + back_fresh - away_fresh,
-            )
-            pareto = step[0] <= 0 and step[1] <= 0 and step != (0, 0)
-            if pareto and (best is None or step < best[0]):
-                best = (step, h, u)
-    return best
+    chosen[chosen.index(c)] = h
+    held_by[c].discard(t)
+    held_by[h].add(t)
+    if u < 0:
+        counts[c] -= 1
+        counts[h] += 1
+    else:
+        standbys[u][standbys[u].index(h)] = c
+        held_by[h].discard(u)
+        held_by[c].add(u)
