@@ -531,12 +531,7 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
     beyond its count) are left out: Kafka keeps them in its maps but never looks them up.
     """
     local = _with_quotas(state)
-    members = state.members
-    ranked: dict[Task, list[int]] = {}
-    several: dict[Task, list[tuple[int, int, int]]] = {}
-    for index, member in enumerate(members):
-        _add_member(local, numbering, index, member)
-        _collect_standby_candidates(members, numbering, index, member, ranked, several)
+    ranked, several = _add_members(local, state, numbering)
     for task, entries in several.items():
         # Each member adds at most one entry per task, in member order, so sorting the whole
         # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
@@ -567,85 +562,86 @@ def _with_quotas(state: StreamsGroupState) -> _LocalState:
     return local
 
 
-def _add_member(
-    local: _LocalState, numbering: _TaskNumbering, index: int, member: StreamsGroupMember
-) -> None:
-    """The member's process (``computeIfAbsent``, ``addMember``) and its previous actives."""
-    processes = local.process_id_to_state
-    # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
-    process_id = member.process_id
-    if processes.size > processes.threshold or process_id not in processes.index:
-        process = processes.compute_if_absent(process_id)
-    else:
-        process = processes.index[process_id]
-    # addMember (the load stays 0.0 until a task is placed)
-    process.member_ids.append((member.member_id, index))
-    process.capacity += 1
-    local.process_of.append(process)
-    prev_active = local.active_task_to_prev_member
-    base, partitions_of = numbering.base, numbering.partitions
-    for sub, partitions in member.active_tasks.items():
-        first = base.get(sub)
-        if first is None:
-            continue
-        count = partitions_of[sub]
-        for p in partitions:
-            if p < count:
-                prev_active[first + p] = index
+def _add_members(
+    local: _LocalState, state: StreamsGroupState, numbering: _TaskNumbering
+) -> tuple[dict[Task, list[int]], dict[Task, list[tuple[int, int, int]]]]:
+    """Each member's process, its previous actives and the standby candidates it makes.
 
-
-def _collect_standby_candidates(
-    members: Sequence[StreamsGroupMember],
-    numbering: _TaskNumbering,
-    index: int,
-    member: StreamsGroupMember,
-    ranked: dict[Task, list[int]],
-    several: dict[Task, list[tuple[int, int, int]]],
-) -> None:
-    """``collectStandbyCandidates`` and ``rankStandbyCandidates`` for one member, inlined.
-
-    A task's candidates are ranked by (previous standby first, highest offset sum), stably in
-    member order; most tasks have one, kept in ``ranked`` as ``[member]`` without its sort key,
-    which is rebuilt from that member's data (:func:`_candidate`) when a second candidate
-    arrives: from then on ``several`` holds the task's sort keys.
+    Returns
+    -------
+    tuple of dict
+        Per task with one standby candidate, ``[member index]``; per task with several, their
+        sort keys ``(rank, -offset sum, member index)`` in member order (the task's entry in
+        the first dict is then stale).
     """
+    processes = local.process_id_to_state
+    known = processes.index
+    prev_active = local.active_task_to_prev_member
+    process_of = local.process_of
+    members = state.members
+    ranked: dict[Task, list[int]] = {}
+    several: dict[Task, list[tuple[int, int, int]]] = {}
     base, partitions_of = numbering.base, numbering.partitions
     get_ranked = ranked.get
-    standby_tasks, task_offsets = member.standby_tasks, member.task_offsets
-    for sub, partitions in standby_tasks.items():
-        first = base.get(sub)
-        if first is None:
-            continue
-        count = partitions_of[sub]
-        reported = task_offsets.get(sub, _NO_OFFSETS)
-        for p in partitions:
-            if p < count:
-                task = first + p
-                found = get_ranked(task)
-                if found is None:
-                    ranked[task] = [index]
-                else:
-                    entries = several.get(task)
-                    if entries is None:
-                        entries = several[task] = [_candidate(members, found[0], sub, p)]
-                    entries.append((0, -reported.get(p, 0), index))
-    for sub, offsets in task_offsets.items():
-        first = base.get(sub)
-        if first is None:
-            continue
-        count = partitions_of[sub]
-        own = standby_tasks.get(sub, ())
-        for p, offset in offsets.items():
-            if p < count and p not in own:
-                task = first + p
-                found = get_ranked(task)
-                if found is None:
-                    ranked[task] = [index]
-                else:
-                    entries = several.get(task)
-                    if entries is None:
-                        entries = several[task] = [_candidate(members, found[0], sub, p)]
-                    entries.append((1, -offset, index))
+    for index, member in enumerate(state.members):
+        # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
+        process_id = member.process_id
+        if processes.size > processes.threshold or process_id not in known:
+            process = processes.compute_if_absent(process_id)
+        else:
+            process = known[process_id]
+        # addMember (the load stays 0.0 until a task is placed)
+        process.member_ids.append((member.member_id, index))
+        process.capacity += 1
+        process_of.append(process)
+        for sub, partitions in member.active_tasks.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
+            for p in partitions:
+                if p < count:
+                    prev_active[first + p] = index
+        # collectStandbyCandidates and rankStandbyCandidates, inlined. A task's candidates are
+        # ranked by (previous standby first, highest offset sum), stably in member order; most
+        # tasks have one, kept as [member] without its sort key, which is rebuilt from that
+        # member's data only when a second candidate arrives.
+        standby_tasks, task_offsets = member.standby_tasks, member.task_offsets
+        for sub, partitions in standby_tasks.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
+            reported = task_offsets.get(sub, _NO_OFFSETS)
+            for p in partitions:
+                if p < count:
+                    task = first + p
+                    found = get_ranked(task)
+                    if found is None:
+                        ranked[task] = [index]
+                    else:
+                        entries = several.get(task)
+                        if entries is None:
+                            entries = several[task] = [_candidate(members, found[0], sub, p)]
+                        entries.append((0, -reported.get(p, 0), index))
+        for sub, offsets in task_offsets.items():
+            first = base.get(sub)
+            if first is None:
+                continue
+            count = partitions_of[sub]
+            own = standby_tasks.get(sub, ())
+            for p, offset in offsets.items():
+                if p < count and p not in own:
+                    task = first + p
+                    found = get_ranked(task)
+                    if found is None:
+                        ranked[task] = [index]
+                    else:
+                        entries = several.get(task)
+                        if entries is None:
+                            entries = several[task] = [_candidate(members, found[0], sub, p)]
+                        entries.append((1, -offset, index))
+    return ranked, several
 
 
 #: A member's offsets of a subtopology it reported nothing for.
