@@ -505,6 +505,19 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
     Tasks a member names that the topology does not have (an unknown subtopology or a partition
     beyond its count) are left out: Kafka keeps them in its maps but never looks them up.
     """
+    local = _with_quotas(state)
+    ranked, several = _add_members(local, state, numbering)
+    for task, entries in several.items():
+        # Each member adds at most one entry per task, in member order, so sorting the whole
+        # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
+        entries.sort()
+        ranked[task] = [e[2] for e in entries]
+    local.standby_task_to_prev_member = ranked
+    return local
+
+
+def _with_quotas(state: StreamsGroupState) -> _LocalState:
+    """A ``LocalState`` with the task totals, the quotas per member and empty member lists."""
     local = _LocalState()
     local.num_standby_replicas = standbys = state.configs.num_standby_replicas
     for spec in state.topology.values():
@@ -521,7 +534,21 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
     local.counts = [0] * num_members
     local.active = [[] for _ in range(num_members)]
     local.standby = [[] for _ in range(num_members)]
+    return local
 
+
+def _add_members(
+    local: _LocalState, state: StreamsGroupState, numbering: _TaskNumbering
+) -> tuple[dict[Task, list[int]], dict[Task, list[tuple[int, int, int]]]]:
+    """Each member's process, its previous actives and the standby candidates it makes.
+
+    Returns
+    -------
+    tuple of dict
+        Per task with one standby candidate, ``[member index]``; per task with several, their
+        sort keys ``(rank, -offset sum, member index)`` in member order (the task's entry in
+        the first dict is then stale).
+    """
     processes = local.process_id_to_state
     known = processes.index
     prev_active = local.active_task_to_prev_member
@@ -589,13 +616,7 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
                         if entries is None:
                             entries = several[task] = [_candidate(members, found[0], sub, p)]
                         entries.append((1, -offset, index))
-    for task, entries in several.items():
-        # Each member adds at most one entry per task, in member order, so sorting the whole
-        # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
-        entries.sort()
-        ranked[task] = [e[2] for e in entries]
-    local.standby_task_to_prev_member = ranked
-    return local
+    return ranked, several
 
 
 #: A member's offsets of a subtopology it reported nothing for.

@@ -173,27 +173,11 @@ class IncrementalCooperativeAssignor:
     ) -> tuple[dict[str, _ConnectorsAndTasks], dict[str, _ConnectorsAndTasks]]:
         if self.previous_generation_id != round_.last_completed_generation:
             self.previous_assignment = _ConnectorsAndTasks()
-        configured_connectors = sorted(round_.connectors)
-        configured_tasks = {
-            ConnectorTaskId(c, t)
-            for c in configured_connectors
-            for t in range(round_.connectors[c])
-        }
-        configured = _ConnectorsAndTasks(
-            _ordered(configured_connectors), _ordered(configured_tasks)
-        )
+        configured = _configured(round_)
         active = _ConnectorsAndTasks()
         for assignment in member_assignments.values():
             active.add_all(assignment)
-
-        if not self.previous_revocation.is_empty():
-            if any(c in active.connectors for c in self.previous_revocation.connectors) or any(
-                t in active.tasks for t in self.previous_revocation.tasks
-            ):
-                self.previous_assignment = _ConnectorsAndTasks(
-                    dict(active.connectors), dict(active.tasks)
-                )
-            self.previous_revocation = _ConnectorsAndTasks()
+        self._check_previous_revocation(active)
 
         previous = self.previous_assignment
         deleted = _diff(previous, configured)
@@ -221,25 +205,7 @@ class IncrementalCooperativeAssignor:
         lost_to_reassign = _ConnectorsAndTasks()
         self._handle_lost_assignments(lost, lost_to_reassign, loads)
 
-        if self.delay == 0:
-            balancing = self._load_balancing_revocations(configured, loads)
-            if self.revoked_in_previous and balancing:
-                self.num_successive_revoking_rebalances += 1
-                self.delay = self._backoff(self.num_successive_revoking_rebalances)
-                if self.delay != 0:
-                    self.scheduled_rebalance = self._now + self.delay
-                else:
-                    _add_all(to_revoke, balancing)
-                    _remove_all(loads, balancing)
-            elif balancing:
-                _add_all(to_revoke, balancing)
-                _remove_all(loads, balancing)
-                self.revoked_in_previous = True
-            elif self.revoked_in_previous:
-                self.revoked_in_previous = False
-                self.num_successive_revoking_rebalances = 0
-        else:
-            self.revoked_in_previous = False
+        self._revoke_for_balance(configured, loads, to_revoke)
 
         to_assign = _ConnectorsAndTasks()
         to_assign.add_all(created)
@@ -258,6 +224,47 @@ class IncrementalCooperativeAssignor:
         self.previous_generation_id = round_.generation
         self.previous_members = set(member_assignments)
         return increments, to_revoke
+
+    def _check_previous_revocation(self, active: _ConnectorsAndTasks) -> None:
+        """After a revoking round: when a revoked connector or task is still running, the
+        running assignment becomes the previous one (the revocation did not happen)."""
+        if self.previous_revocation.is_empty():
+            return
+        if any(c in active.connectors for c in self.previous_revocation.connectors) or any(
+            t in active.tasks for t in self.previous_revocation.tasks
+        ):
+            self.previous_assignment = _ConnectorsAndTasks(
+                dict(active.connectors), dict(active.tasks)
+            )
+        self.previous_revocation = _ConnectorsAndTasks()
+
+    def _revoke_for_balance(
+        self,
+        configured: _ConnectorsAndTasks,
+        loads: list[_WorkerLoad],
+        to_revoke: dict[str, _ConnectorsAndTasks],
+    ) -> None:
+        """Revocations that balance the load, unless a delay runs; successive revoking
+        rebalances back off (the balancing step of Kafka's ``performTaskAssignment``)."""
+        if self.delay != 0:
+            self.revoked_in_previous = False
+            return
+        balancing = self._load_balancing_revocations(configured, loads)
+        if self.revoked_in_previous and balancing:
+            self.num_successive_revoking_rebalances += 1
+            self.delay = self._backoff(self.num_successive_revoking_rebalances)
+            if self.delay != 0:
+                self.scheduled_rebalance = self._now + self.delay
+            else:
+                _add_all(to_revoke, balancing)
+                _remove_all(loads, balancing)
+        elif balancing:
+            _add_all(to_revoke, balancing)
+            _remove_all(loads, balancing)
+            self.revoked_in_previous = True
+        elif self.revoked_in_previous:
+            self.revoked_in_previous = False
+            self.num_successive_revoking_rebalances = 0
 
     def _compute_previous_assignment(
         self,
@@ -390,6 +397,15 @@ def _balancing_revocations(
             cap = minimum
         result[load.worker] = list(allocation(load))[: size - cap]
     return result
+
+
+def _configured(round_: ConnectRound) -> _ConnectorsAndTasks:
+    """The round's configured connectors and their tasks, in name and task-number order."""
+    configured_connectors = sorted(round_.connectors)
+    configured_tasks = {
+        ConnectorTaskId(c, t) for c in configured_connectors for t in range(round_.connectors[c])
+    }
+    return _ConnectorsAndTasks(_ordered(configured_connectors), _ordered(configured_tasks))
 
 
 def _diff(base: _ConnectorsAndTasks, *subtract: _ConnectorsAndTasks) -> _ConnectorsAndTasks:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from streams_assign.connect.model import ConnectorTaskId, ConnectSequence
+from streams_assign.connect.model import ConnectorTaskId, ConnectRound, ConnectSequence
 from streams_assign.connect.result import RoundResult
 
 __all__ = ["DEFAULT_REBALANCE_MS", "RoundScore", "SequenceScore", "score_sequence"]
@@ -115,6 +115,66 @@ def _balanced(running: dict[Item, list[str]], configured: set[Item], workers: li
     return all(max(c.values()) - min(c.values()) <= 1 for c in (connectors, tasks) if c)
 
 
+def _reported(round_: ConnectRound) -> dict[Item, str]:
+    """The work items the members report running, each with (the last) worker reporting it."""
+    reported: dict[Item, str] = {}
+    for member in round_.members:
+        for c in member.owned_connectors:
+            reported[c] = member.worker_id
+        for t in member.owned_tasks:
+            reported[t] = member.worker_id
+    return reported
+
+
+def _revoked_and_assigned(
+    round_: ConnectRound, result: RoundResult, eager: bool
+) -> tuple[list[Item], list[tuple[Item, str]]]:
+    """The items the round stops, and the items it starts with their workers.
+
+    Eager: every member stops everything it runs (an item run twice is stopped twice);
+    incremental: the revoked lists.
+    """
+    revoked: list[Item] = []
+    assigned: list[tuple[Item, str]] = []
+    for worker, decision in result.workers.items():
+        if not eager:
+            revoked += [*decision.revoked_connectors, *decision.revoked_tasks]
+        assigned += [(c, worker) for c in decision.assigned_connectors]
+        assigned += [(t, worker) for t in decision.assigned_tasks]
+    if eager:
+        revoked = [c for m in round_.members for c in m.owned_connectors]
+        revoked += [t for m in round_.members for t in m.owned_tasks]
+    return revoked, assigned
+
+
+def _running_after(
+    eager: bool,
+    reported: dict[Item, str],
+    revoked: list[Item],
+    assigned: list[tuple[Item, str]],
+) -> dict[Item, list[str]]:
+    """What runs after the round: per item, its workers."""
+    running: dict[Item, list[str]] = {}
+    if eager:
+        for item, worker in assigned:
+            running.setdefault(item, []).append(worker)
+    else:
+        gone = set(revoked)
+        for item, worker in reported.items():
+            if item not in gone:
+                running.setdefault(item, []).append(worker)
+        for item, worker in assigned:
+            running.setdefault(item, []).append(worker)
+    return running
+
+
+def _configured(round_: ConnectRound) -> set[Item]:
+    """The round's configured connectors and tasks."""
+    configured: set[Item] = set(round_.connectors)
+    configured |= {ConnectorTaskId(c, t) for c, n in round_.connectors.items() for t in range(n)}
+    return configured
+
+
 def score_sequence(
     sequence: ConnectSequence,
     results: list[RoundResult],
@@ -159,27 +219,13 @@ def score_sequence(
         if key != previous_key:
             changes.append(index)
         previous_key = key
-        reported: dict[Item, str] = {}
-        for member in round_.members:
-            for c in member.owned_connectors:
-                reported[c] = member.worker_id
-            for t in member.owned_tasks:
-                reported[t] = member.worker_id
+        reported = _reported(round_)
         # Work whose worker left (known, not reported, not already down) is down from now.
         for item in last_owner:
             if item not in reported and item not in down_since:
                 down_since[item] = (start, True)
-        revoked: list[Item] = []
-        assigned: list[tuple[Item, str]] = []
-        for worker, decision in result.workers.items():
-            if not eager:
-                revoked += [*decision.revoked_connectors, *decision.revoked_tasks]
-            assigned += [(c, worker) for c in decision.assigned_connectors]
-            assigned += [(t, worker) for t in decision.assigned_tasks]
+        revoked, assigned = _revoked_and_assigned(round_, result, eager)
         if eager:
-            # Every member stops everything it runs (an item run twice is stopped twice).
-            revoked = [c for m in round_.members for c in m.owned_connectors]
-            revoked += [t for m in round_.members for t in m.owned_tasks]
             for item in reported:
                 down_since.setdefault(item, (start, False))
         else:
@@ -193,22 +239,8 @@ def score_sequence(
                 stopped_ms += max(0, done - down[0])
                 lost_ms += max(0, done - down[0]) if down[1] else 0
             last_owner[item] = worker
-        # What runs after the round.
-        running: dict[Item, list[str]] = {}
-        if eager:
-            for item, worker in assigned:
-                running.setdefault(item, []).append(worker)
-        else:
-            gone = set(revoked)
-            for item, worker in reported.items():
-                if item not in gone:
-                    running.setdefault(item, []).append(worker)
-            for item, worker in assigned:
-                running.setdefault(item, []).append(worker)
-        configured: set[Item] = set(round_.connectors)
-        configured |= {
-            ConnectorTaskId(c, t) for c, n in round_.connectors.items() for t in range(n)
-        }
+        running = _running_after(eager, reported, revoked, assigned)
+        configured = _configured(round_)
         for item in list(down_since):
             if item not in configured:
                 del down_since[item]  # deleted work is not downtime

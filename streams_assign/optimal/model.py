@@ -720,60 +720,78 @@ def realize_generic(
     standbys = {t: n for t, n in task_standby.items() if n}
     if not actives and not standbys:
         return {}
+    copies = _GenericCopies(n_clients, special, actives, standbys, client_active, client_standby)
     for actives_first in (True, False):
-        named = _route_in_turn(
-            n_clients, special, actives, standbys, client_active, client_standby, actives_first
-        )
+        named = _route_in_turn(copies, actives_first)
         if named is not None:
             return named
-    return _realize_exactly(
-        n_clients, special, actives, standbys, client_active, client_standby, seconds
-    )
+    return _realize_exactly(copies, seconds)
+
+
+@dataclass(frozen=True)
+class _GenericCopies:
+    """The generic copies :func:`realize_generic` names: per task and per client, how many.
+
+    Attributes
+    ----------
+    n_clients:
+        Number of clients.
+    special:
+        Per stateful task, its special clients (which may not take a generic copy of it).
+    actives, standbys:
+        Per task with some, its generic actives (1) and standbys.
+    client_active, client_standby:
+        Per client, how many generic actives and standbys it takes.
+    """
+
+    n_clients: int
+    special: dict[int, tuple[int, ...]]
+    actives: dict[int, int]
+    standbys: dict[int, int]
+    client_active: Sequence[int]
+    client_standby: Sequence[int]
+
+    @property
+    def tasks(self) -> list[int]:
+        """The tasks with generic copies, in order."""
+        return sorted(set(self.actives) | set(self.standbys))
 
 
 def _route_in_turn(
-    n_clients: int,
-    special: dict[int, tuple[int, ...]],
-    actives: dict[int, int],
-    standbys: dict[int, int],
-    client_active: Sequence[int],
-    client_standby: Sequence[int],
-    actives_first: bool,
+    copies: _GenericCopies, actives_first: bool
 ) -> dict[int, tuple[int | None, list[int]]] | None:
-    roles = [(actives, client_active), (standbys, client_standby)]
+    """Name the clients by two feasibility flows, one role after the other."""
+    roles = [(copies.actives, copies.client_active), (copies.standbys, copies.client_standby)]
     if not actives_first:
         roles.reverse()
     (first_counts, first_caps), (second_counts, second_caps) = roles
-    first = _route(n_clients, first_counts, special, first_caps, {})
+    first = _route(copies.n_clients, first_counts, copies.special, first_caps, {})
     if first is None:
         return None
-    second = _route(n_clients, second_counts, special, second_caps, first)
+    second = _route(copies.n_clients, second_counts, copies.special, second_caps, first)
     if second is None:
         return None
     chosen_active, chosen_standby = (first, second) if actives_first else (second, first)
     return {
         t: (chosen_active[t][0] if chosen_active.get(t) else None, chosen_standby.get(t, []))
-        for t in sorted(set(actives) | set(standbys))
+        for t in copies.tasks
     }
 
 
 def _realize_exactly(
-    n_clients: int,
-    special: dict[int, tuple[int, ...]],
-    actives: dict[int, int],
-    standbys: dict[int, int],
-    client_active: Sequence[int],
-    client_standby: Sequence[int],
-    seconds: float,
+    copies: _GenericCopies, seconds: float
 ) -> dict[int, tuple[int | None, list[int]]] | None:
+    """Name the clients with a small CP-SAT feasibility model (exact, within ``seconds``)."""
+    actives, standbys = copies.actives, copies.standbys
+    client_active, client_standby = copies.client_active, copies.client_standby
     model = cp_model.CpModel()
     act: dict[tuple[int, int], Any] = {}
     sby: dict[tuple[int, int], Any] = {}
-    for t in sorted(set(actives) | set(standbys)):
+    for t in copies.tasks:
         allowed = [
             c
-            for c in range(n_clients)
-            if c not in special[t] and (client_active[c] or client_standby[c])
+            for c in range(copies.n_clients)
+            if c not in copies.special[t] and (client_active[c] or client_standby[c])
         ]
         for c in allowed:
             if t in actives and client_active[c]:
@@ -790,7 +808,7 @@ def _realize_exactly(
             cp_model.LinearExpr.sum([v for (tt, _), v in sby.items() if tt == t])
             == standbys.get(t, 0)
         )
-    for c in range(n_clients):
+    for c in range(copies.n_clients):
         model.add(
             cp_model.LinearExpr.sum([v for (_, cc), v in act.items() if cc == c])
             == client_active[c]
@@ -805,7 +823,7 @@ def _realize_exactly(
     if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     result: dict[int, tuple[int | None, list[int]]] = {}
-    for t in sorted(set(actives) | set(standbys)):
+    for t in copies.tasks:
         active_client = next(
             (c for (tt, c), v in act.items() if tt == t and solver.boolean_value(v)), None
         )

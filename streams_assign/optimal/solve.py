@@ -300,23 +300,13 @@ def solve_optimal(
     spread_stage: StageResult | None = None
     active_spread = None
     if problem is Problem.IMMEDIATE and not same_rules:
-        spread = min_active_spread(costs)
-        active_spread = spread.spread
-        spread_stage = StageResult(
-            "active_load_spread", "OPTIMAL", spread.spread, spread.spread, spread.seconds
-        )
+        spread_stage, active_spread = _active_spread_stage(costs)
     cuts: list[HallCut] = []
     while True:
         built = AssignmentModel(
             costs, problem, aggregate=aggregate, active_spread=active_spread, cuts=cuts
         )
-        if same_rules:
-            add_same_rules(built, zone_rule)
-        if hint is not None:
-            for var, value in built.variable_values(hint).items():
-                built.model.add_hint(var, value)
-            if same_rules:
-                target_hint(built, _stateful_actives(costs, hint))
+        _add_rules_and_hint(built, costs, hint, same_rules, zone_rule)
         kept_hint = _hint_to_keep(cluster, costs, built, hint) if same_rules else None
         stages, last_good = _run_stages(
             built,
@@ -357,6 +347,50 @@ def solve_optimal(
         log.info("generic copies could not be named; adding %d Hall cut(s)", len(new_cuts))
         cuts.extend(new_cuts)
     elapsed = time.monotonic() - start
+    return _optimal_result(
+        cluster, costs, problem, objectives, built, assignment, stages, flow, elapsed, same_rules
+    )
+
+
+def _active_spread_stage(costs: PlacementCosts) -> tuple[StageResult, Fraction]:
+    """The immediate problem's first stage, the active-load spread, solved by flows."""
+    spread = min_active_spread(costs)
+    stage = StageResult(
+        "active_load_spread", "OPTIMAL", spread.spread, spread.spread, spread.seconds
+    )
+    return stage, spread.spread
+
+
+def _add_rules_and_hint(
+    built: AssignmentModel,
+    costs: PlacementCosts,
+    hint: Assignment | None,
+    same_rules: bool,
+    zone_rule: bool,
+) -> None:
+    """Add the same-rules constraints (when asked) and the caller's hint to the model."""
+    if same_rules:
+        add_same_rules(built, zone_rule)
+    if hint is not None:
+        for var, value in built.variable_values(hint).items():
+            built.model.add_hint(var, value)
+        if same_rules:
+            target_hint(built, _stateful_actives(costs, hint))
+
+
+def _optimal_result(
+    cluster: ClusterState,
+    costs: PlacementCosts,
+    problem: Problem,
+    objectives: tuple[str, ...],
+    built: AssignmentModel,
+    assignment: Assignment,
+    stages: list[StageResult],
+    flow: FlowBound,
+    elapsed: float,
+    same_rules: bool,
+) -> OptimalResult:
+    """The result of a solve that found an assignment: its metrics, objectives and bounds."""
     metrics = score(cluster, assignment, costs)
     assignment = Assignment(
         clients=assignment.clients,
@@ -455,7 +489,6 @@ def _run_stages(
             # A stage that cannot be proven must leave the next one time to run (s0071 of
             # kafka-diff spent all 30 s proving its restore records).
             remaining /= 2
-        solver = make_solver(num_workers, random_seed, remaining)
         known = None
         if (
             name == "restore_records"
@@ -463,52 +496,14 @@ def _run_stages(
             and built.restore_scale == 1
         ):
             known = flow.restore_records
-        stopper = _StopAtBound(known)
-        began = time.monotonic()
-        status = solver.solve(built.model, stopper)
-        seconds = time.monotonic() - began
-        status_name = solver.status_name(status)
-        from_hint = False
-        if status == cp_model.UNKNOWN and kept_hint is not None:
-            # No solution in time, but the caller's hint meets every bound fixed so far: keep
-            # it (s0119-large of kafka-diff found nothing in 15 s under load with a full hint).
-            searched_bound = solver.best_objective_bound
-            solver = make_solver(
-                num_workers, random_seed, max(deadline - time.monotonic(), HINT_FALLBACK_SECONDS)
-            )
-            solver.parameters.fix_variables_to_their_hinted_value = True
-            fixed_status = solver.solve(built.model)
-            seconds = time.monotonic() - began
-            if fixed_status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                status, from_hint = fixed_status, True
-                log.info("stage %s found no solution in time; kept the hint's", name)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            stages.append(StageResult(name, status_name, None, None, seconds))
+        solved = _solve_stage(
+            built, name, known, remaining, deadline, num_workers, random_seed, kept_hint
+        )
+        if solved.status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            stages.append(StageResult(name, solved.status_name, None, None, solved.seconds))
             break
-        raw = round(solver.objective_value)
-        value = built.objective_value(name, raw)
-        if from_hint:
-            bound = (
-                built.objective_bound(name, searched_bound)
-                if math.isfinite(searched_bound)
-                else None
-            )
-            status_name = "FEASIBLE"
-        else:
-            bound = built.objective_bound(name, solver.best_objective_bound)
-        if known is not None:
-            bound = known if bound is None else max(bound, known)
-        if stopper.reached or bound == value:
-            status_name = "OPTIMAL"
-        if (
-            name == "restore_records"
-            and built.restore_scale > 1
-            and bound is not None
-            and bound < value
-        ):
-            # Optimal for the scaled costs only: not a proof for the exact records.
-            status_name = "FEASIBLE"
-        stages.append(StageResult(name, status_name, value, bound, seconds, from_hint))
+        raw = round(solved.solver.objective_value)
+        stages.append(_stage_result(built, name, raw, known, solved))
         # Not hinting the next stage with this solution is deliberate: measured, the hint
         # made the next stage slower, not faster.
         built.model.add(expression <= raw)
@@ -523,9 +518,96 @@ def _run_stages(
             # stage's time without one to start from (p0058 of kafka-ext did not in 30 s).
             for i in range(len(built.model.proto.variables)):
                 var = built.model.get_int_var_from_proto_index(i)
-                built.model.add_hint(var, solver.value(var))
-        last_good = solver
+                built.model.add_hint(var, solved.solver.value(var))
+        last_good = solved.solver
     return stages, last_good
+
+
+@dataclass
+class _SolvedStage:
+    """What one stage's solve returned.
+
+    ``status_name`` is the first solve's; ``from_hint`` says the solution is the caller's
+    hint, completed after the first solve found none, and ``searched_bound`` is then the first
+    solve's bound (in the solver's units). ``reached``: the first solve stopped at the known
+    bound.
+    """
+
+    solver: cp_model.CpSolver
+    status: Any
+    status_name: str
+    seconds: float
+    reached: bool
+    from_hint: bool = False
+    searched_bound: float = math.nan
+
+
+def _solve_stage(
+    built: AssignmentModel,
+    name: str,
+    known: int | None,
+    remaining: float,
+    deadline: float,
+    num_workers: int,
+    random_seed: int,
+    kept_hint: tuple[dict[str, int], list[tuple[int, int]]] | None,
+) -> _SolvedStage:
+    """Solve the stage minimising ``name``, stopping at ``known`` (a proven lower bound).
+
+    When nothing is found in ``remaining`` seconds and the caller's hint meets every bound
+    fixed so far, the hint is completed with its hinted variables fixed.
+    """
+    solver = make_solver(num_workers, random_seed, remaining)
+    stopper = _StopAtBound(known)
+    began = time.monotonic()
+    status = solver.solve(built.model, stopper)
+    solved = _SolvedStage(
+        solver, status, solver.status_name(status), time.monotonic() - began, stopper.reached
+    )
+    if status == cp_model.UNKNOWN and kept_hint is not None:
+        # No solution in time, but the caller's hint meets every bound fixed so far: keep
+        # it (s0119-large of kafka-diff found nothing in 15 s under load with a full hint).
+        solved.searched_bound = solver.best_objective_bound
+        solved.solver = make_solver(
+            num_workers, random_seed, max(deadline - time.monotonic(), HINT_FALLBACK_SECONDS)
+        )
+        solved.solver.parameters.fix_variables_to_their_hinted_value = True
+        fixed_status = solved.solver.solve(built.model)
+        solved.seconds = time.monotonic() - began
+        if fixed_status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            solved.status, solved.from_hint = fixed_status, True
+            log.info("stage %s found no solution in time; kept the hint's", name)
+    return solved
+
+
+def _stage_result(
+    built: AssignmentModel, name: str, raw: int, known: int | None, solved: _SolvedStage
+) -> StageResult:
+    """A solved stage's value, bound and status: OPTIMAL when the bound meets the value."""
+    value = built.objective_value(name, raw)
+    status_name = solved.status_name
+    if solved.from_hint:
+        bound = (
+            built.objective_bound(name, solved.searched_bound)
+            if math.isfinite(solved.searched_bound)
+            else None
+        )
+        status_name = "FEASIBLE"
+    else:
+        bound = built.objective_bound(name, solved.solver.best_objective_bound)
+    if known is not None:
+        bound = known if bound is None else max(bound, known)
+    if solved.reached or bound == value:
+        status_name = "OPTIMAL"
+    if (
+        name == "restore_records"
+        and built.restore_scale > 1
+        and bound is not None
+        and bound < value
+    ):
+        # Optimal for the scaled costs only: not a proof for the exact records.
+        status_name = "FEASIBLE"
+    return StageResult(name, status_name, value, bound, solved.seconds, solved.from_hint)
 
 
 def _with_flow_bounds(
@@ -593,8 +675,9 @@ def probing_rebalance_needed(costs: PlacementCosts, assignment: Assignment) -> b
 
     Notes
     -----
-    Kafka's ``needsMove`` (reference 4.5) applied to the result: such a task would be moved at a
-    later (probing) rebalance once a better client caught up.
+    Kafka's ``needsMove`` check of ``TaskMovement.assignActiveTaskMovements`` applied to the
+    result: such a task would be moved at a later (probing) rebalance once a better client
+    caught up.
     """
     index = {task: t for t, task in enumerate(costs.tasks)}
     for c, pid in enumerate(costs.client_ids):

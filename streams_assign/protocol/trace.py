@@ -215,40 +215,62 @@ def run_trace(document: Mapping[str, Any], source: str = "<trace>") -> dict[str,
     InvalidTraceError
         For an unknown config key, a bad event type or a missing field.
     """
-    if not isinstance(document, Mapping):
-        raise _fail(source, "$", "a trace must be a JSON object")
-    group_id = document.get("group_id")
-    if not isinstance(group_id, str):
-        raise _fail(source, "group_id", f"must be a string, got {group_id!r}")
-    seed = document.get("uuid_seed", group_id)
-    config = dict(document.get("config") or {})
-    for key in config:
-        if key not in _CONFIG_KEYS:
-            raise _fail(source, f"config.{key}", f"unknown setting (value {config[key]!r})")
-    broker = CoordinatorConfig(
-        initial_rebalance_delay_ms=int(config.get("initial_rebalance_delay_ms", 3000)),
-        min_session_timeout_ms=int(config.get("min_session_timeout_ms", 6000)),
-        max_session_timeout_ms=int(config.get("max_session_timeout_ms", 1_800_000)),
-        max_size=int(config.get("max_size", 2**31 - 1)),
-    )
-    join_defaults: dict[str, Any] = {
-        "session_timeout_ms": int(config.get("session_timeout_ms", 45000)),
-        "rebalance_timeout_ms": int(config.get("rebalance_timeout_ms", 300000)),
-        "protocol_type": config.get("protocol_type", "consumer"),
-        "group_instance_id": None,
-        "reason": None,
-        "version": API_VERSIONS["JoinGroup"],
-        "group_id": group_id,
-    }
-    codec = ByteCodec()
-    rec = _Recorder(codec)
-    counter = [0]
-    current_label = [""]
+    replay = _TraceReplay(document, source)
+    events = document.get("events")
+    if not isinstance(events, list):
+        raise _fail(source, "events", "must be a list")
+    out_events = [replay.event(i, event) for i, event in enumerate(events)]
+    return replay.output(out_events)
 
-    def generate(prefix: str) -> str:
-        member_id = f"{prefix}-{member_uuid(seed, counter[0])}"
-        counter[0] += 1
-        label = current_label[0]
+
+class _TraceReplay:
+    """One trace's replay on a :class:`GroupCoordinator`: its settings, clock and counters."""
+
+    def __init__(self, document: Mapping[str, Any], source: str) -> None:
+        if not isinstance(document, Mapping):
+            raise _fail(source, "$", "a trace must be a JSON object")
+        group_id = document.get("group_id")
+        if not isinstance(group_id, str):
+            raise _fail(source, "group_id", f"must be a string, got {group_id!r}")
+        self.source = source
+        self.group_id = group_id
+        self.seed = document.get("uuid_seed", group_id)
+        config = dict(document.get("config") or {})
+        for key in config:
+            if key not in _CONFIG_KEYS:
+                raise _fail(source, f"config.{key}", f"unknown setting (value {config[key]!r})")
+        self.broker = CoordinatorConfig(
+            initial_rebalance_delay_ms=int(config.get("initial_rebalance_delay_ms", 3000)),
+            min_session_timeout_ms=int(config.get("min_session_timeout_ms", 6000)),
+            max_session_timeout_ms=int(config.get("max_session_timeout_ms", 1_800_000)),
+            max_size=int(config.get("max_size", 2**31 - 1)),
+        )
+        self.join_defaults: dict[str, Any] = {
+            "session_timeout_ms": int(config.get("session_timeout_ms", 45000)),
+            "rebalance_timeout_ms": int(config.get("rebalance_timeout_ms", 300000)),
+            "protocol_type": config.get("protocol_type", "consumer"),
+            "group_instance_id": None,
+            "reason": None,
+            "version": API_VERSIONS["JoinGroup"],
+            "group_id": group_id,
+        }
+        self.codec = ByteCodec()
+        self.rec = _Recorder(self.codec)
+        self.generated = 0  # member ids generated
+        self.current_label = ""  # the label whose request runs (names generated ids)
+        self.coordinator = GroupCoordinator(self.broker, self._generate)
+        self.fired: list[dict[str, Any]] = []  # the timers fired in the current event
+        self.polls: list[int] = []  # their deadlines
+        self.total_fired = 0
+        self.same_deadline = 0  # timers that share a deadline with another fired timer
+        self.last_t = 0
+
+    def _generate(self, prefix: str) -> str:
+        """The coordinator's member-id maker: seeded UUIDs, named after the current label."""
+        rec = self.rec
+        member_id = f"{prefix}-{member_uuid(self.seed, self.generated)}"
+        self.generated += 1
+        label = self.current_label
         state = rec.labels[label]
         state.ids.append(member_id)
         name = label if len(state.ids) == 1 else f"{label}#{len(state.ids)}"
@@ -256,40 +278,34 @@ def run_trace(document: Mapping[str, Any], source: str = "<trace>") -> dict[str,
         rec.raw_ids[name] = member_id
         return member_id
 
-    coordinator = GroupCoordinator(broker, generate)
-    fired: list[dict[str, Any]] = []
-    polls: list[int] = []
-
-    def on_fire(timeout: ScheduledTimeout) -> None:
+    def _on_fire(self, timeout: ScheduledTimeout) -> None:
+        """Record a timer fired while the clock advances."""
+        self.rec.now = timeout.deadline_ms
         kind, _, member_id = parse_timer_key(timeout.key)
         entry: dict[str, Any] = {"t": timeout.deadline_ms, "timer": kind}
         if kind == "heartbeat":
-            entry["member"] = rec.name(member_id)
-        fired.append(entry)
-        polls.append(timeout.deadline_ms)
+            entry["member"] = self.rec.name(member_id)
+        self.fired.append(entry)
+        self.polls.append(timeout.deadline_ms)
 
-    def resolve(ref: Any, label: str, path: str) -> str:
+    def _resolve(self, ref: Any, path: str) -> str:
+        """A member id of the trace: literal, or ``$label`` / ``$label#n`` for a generated one."""
         if not isinstance(ref, str):
-            raise _fail(source, path, f"must be a string, got {ref!r}")
+            raise _fail(self.source, path, f"must be a string, got {ref!r}")
         if not ref.startswith("$"):
             return ref
         body = ref[1:]
         name, _, nth = body.partition("#")
-        state = rec.labels.setdefault(name, _Label())
+        state = self.rec.labels.setdefault(name, _Label())
         if not nth:
             return state.last_returned
         if not nth.isdigit() or not 1 <= int(nth) <= len(state.ids):
-            raise _fail(source, path, f"{ref!r}: label {name} has {len(state.ids)} id(s)")
+            raise _fail(self.source, path, f"{ref!r}: label {name} has {len(state.ids)} id(s)")
         return state.ids[int(nth) - 1]
 
-    events = document.get("events")
-    if not isinstance(events, list):
-        raise _fail(source, "events", "must be a list")
-    out_events = []
-    total_fired = 0
-    same_deadline = 0
-    last_t = 0
-    for i, event in enumerate(events):
+    def event(self, i: int, event: Any) -> dict[str, Any]:
+        """Advance the clock to the event, run its request and return its output."""
+        source, rec = self.source, self.rec
         path = f"events[{i}]"
         if not isinstance(event, Mapping):
             raise _fail(source, path, f"must be an object, got {event!r}")
@@ -297,26 +313,10 @@ def run_trace(document: Mapping[str, Any], source: str = "<trace>") -> dict[str,
         if kind not in _EVENT_TYPES:
             raise _fail(source, f"{path}.type", f"unknown event type {kind!r}")
         t = event.get("t")
-        if not isinstance(t, int) or t < last_t:
-            raise _fail(source, f"{path}.t", f"must be an integer >= {last_t}, got {t!r}")
-        last_t = t
-        fired.clear()
-        polls.clear()
-        rec.responses = []
-        rec.cause = "timer"
-
-        def advance_hook(timeout: ScheduledTimeout) -> None:
-            rec.now = timeout.deadline_ms
-            on_fire(timeout)
-
-        coordinator.advance_to(t, advance_hook)
-        # timers that share a deadline with another fired timer
-        for deadline in set(polls):
-            if polls.count(deadline) > 1:
-                same_deadline += 1
-        total_fired += len(fired)
-        rec.now = t
-        rec.cause = "request"
+        if not isinstance(t, int) or t < self.last_t:
+            raise _fail(source, f"{path}.t", f"must be an integer >= {self.last_t}, got {t!r}")
+        self.last_t = t
+        self._advance_to(t)
         request_start = len(rec.responses)
         label = event.get("member")
         out_event: dict[str, Any] = {"i": i, "t": t, "type": kind}
@@ -326,71 +326,46 @@ def run_trace(document: Mapping[str, Any], source: str = "<trace>") -> dict[str,
             if not isinstance(label, str):
                 raise _fail(source, f"{path}.member", f"must be a label, got {label!r}")
             state = rec.labels.setdefault(label, _Label())
-            current_label[0] = label
-            _dispatch(kind, event, i, path, label, state, join_defaults, coordinator, rec,
-                      resolve, codec, group_id, source, request_start)
+            self.current_label = label
+            if kind == "join":
+                self._join(event, i, path, label, state)
+            else:
+                self._request(kind, event, i, path, label, state, request_start)
         elif kind == "delete_group":
-            response = coordinator.delete_group(event.get("group_id", group_id))
+            response = self.coordinator.delete_group(event.get("group_id", self.group_id))
             rec.responses.insert(
                 request_start,
                 {"member": label, "api": "delete_group", "req": i, "t": t,
                  "cause": "request", "error": response["error"]}
             )
             rec.total += 1
-        out_event["timers_fired"] = list(fired)
+        out_event["timers_fired"] = list(self.fired)
         out_event["responses"] = rec.responses
-        out_event["group"] = _snapshot(coordinator, group_id, rec)
-        out_events.append(out_event)
-    return {
-        "group_id": group_id,
-        "kafka_commit": KAFKA_COMMIT,
-        "harness": HARNESS,
-        "uuid_seed": seed,
-        "config_effective": {
-            "initial_rebalance_delay_ms": broker.initial_rebalance_delay_ms,
-            "min_session_timeout_ms": broker.min_session_timeout_ms,
-            "max_session_timeout_ms": broker.max_session_timeout_ms,
-            "max_size": broker.max_size,
-            "new_member_join_timeout_ms": broker.new_member_join_timeout_ms,
-            "session_timeout_ms": join_defaults["session_timeout_ms"],
-            "rebalance_timeout_ms": join_defaults["rebalance_timeout_ms"],
-            "protocol_type": join_defaults["protocol_type"],
-            "api_versions": dict(API_VERSIONS),
-        },
-        "events": out_events,
-        "member_ids": dict(rec.raw_ids),
-        "summary": {
-            "events": len(out_events),
-            "responses": rec.total,
-            "timers_fired": total_fired,
-            "same_deadline_firings": same_deadline,
-            "member_ids_generated": counter[0],
-            "unpredicted_member_ids": 0,
-            "exceptions": 0,
-        },
-    }
+        out_event["group"] = _snapshot(self.coordinator, self.group_id, rec)
+        return out_event
 
+    def _advance_to(self, t: int) -> None:
+        """Fire the timers due by ``t``, then set the clock to ``t`` for the request."""
+        rec = self.rec
+        self.fired.clear()
+        self.polls.clear()
+        rec.responses = []
+        rec.cause = "timer"
+        self.coordinator.advance_to(t, self._on_fire)
+        polls = self.polls
+        for deadline in set(polls):
+            if polls.count(deadline) > 1:
+                self.same_deadline += 1
+        self.total_fired += len(self.fired)
+        rec.now = t
+        rec.cause = "request"
 
-def _dispatch(
-    kind: str,
-    event: Mapping[str, Any],
-    i: int,
-    path: str,
-    label: str,
-    state: _Label,
-    join_defaults: dict[str, Any],
-    coordinator: GroupCoordinator,
-    rec: _Recorder,
-    resolve: Any,
-    codec: ByteCodec,
-    group_id: str,
-    source: str,
-    request_start: int,
-) -> None:
-    # Heartbeat and LeaveGroup answer with the operation's result: Kafka's recording lists that
-    # answer before the parked responses the operation completed on the way.
-    if kind == "join":
-        fields = {**join_defaults, **state.join}
+    def _join(
+        self, event: Mapping[str, Any], i: int, path: str, label: str, state: _Label
+    ) -> None:
+        """A JoinGroup: the event's fields over the label's last join over the defaults."""
+        rec, group_id = self.rec, self.group_id
+        fields = {**self.join_defaults, **state.join}
         for key in _JOIN_FIELDS:
             if key in event:
                 fields[key] = event[key]
@@ -398,13 +373,13 @@ def _dispatch(
             # The Java consumer's default client.id: consumer-<group>-<n>, n counting clients.
             fields["client_id"] = f"consumer-{group_id}-{list(rec.labels).index(label) + 1}"
         if "protocols" not in fields:
-            raise _fail(source, f"{path}.protocols", "missing on the label's first join")
+            raise _fail(self.source, f"{path}.protocols", "missing on the label's first join")
         state.join = {k: fields[k] for k in _JOIN_FIELDS if k in fields}
-        protocols = tuple((str(n), codec.encode(str(md))) for n, md in fields["protocols"])
-        coordinator.join_group(
+        protocols = tuple((str(n), self.codec.encode(str(md))) for n, md in fields["protocols"])
+        self.coordinator.join_group(
             rec.future(label, "join", i),
             group_id=fields["group_id"],
-            member_id=resolve(event.get("member_id", "$" + label), label, f"{path}.member_id"),
+            member_id=self._resolve(event.get("member_id", "$" + label), f"{path}.member_id"),
             group_instance_id=fields["group_instance_id"],
             protocol_type=fields["protocol_type"],
             protocols=protocols,
@@ -413,47 +388,95 @@ def _dispatch(
             client_id=fields["client_id"],
             version=int(fields["version"]),
         )
-        return
-    member_id = resolve(event.get("member_id", "$" + label), label, f"{path}.member_id")
-    instance_id = event.get("group_instance_id", state.join.get("group_instance_id"))
-    target_group = event.get("group_id", group_id)
-    if kind == "sync":
-        assignments: dict[str, bytes] = {}
-        for key, value in (event.get("assignments") or {}).items():
-            if key.startswith("$"):
-                raw = resolve(key, label, f"{path}.assignments.{key}")
-            else:
-                raw = rec.raw_ids.get(key, key)
-            assignments[raw] = codec.encode(str(value))
-        coordinator.sync_group(
-            rec.future(label, "sync", i),
-            group_id=target_group,
-            member_id=member_id,
-            generation_id=int(event.get("generation", state.generation)),
-            group_instance_id=instance_id,
-            protocol_type=event.get("protocol_type", state.join.get("protocol_type")),
-            protocol_name=event.get("protocol_name", state.protocol),
-            assignments=assignments,
-            version=int(event.get("version", API_VERSIONS["SyncGroup"])),
-        )
-    elif kind == "heartbeat":
-        response = coordinator.heartbeat(
-            target_group, member_id, int(event.get("generation", state.generation)), instance_id
-        )
-        rec.record(label, "heartbeat", i, response, at=request_start)
-    else:
-        if "members" in event:
-            identities = [
-                (
-                    resolve(m.get("member_id", ""), label, f"{path}.members[{k}].member_id"),
-                    m.get("group_instance_id"),
-                )
-                for k, m in enumerate(event["members"])
-            ]
+
+    def _request(
+        self,
+        kind: str,
+        event: Mapping[str, Any],
+        i: int,
+        path: str,
+        label: str,
+        state: _Label,
+        request_start: int,
+    ) -> None:
+        """A SyncGroup, Heartbeat or LeaveGroup of a member.
+
+        Heartbeat and LeaveGroup answer with the operation's result: Kafka's recording lists
+        that answer before the parked responses the operation completed on the way.
+        """
+        rec, coordinator = self.rec, self.coordinator
+        member_id = self._resolve(event.get("member_id", "$" + label), f"{path}.member_id")
+        instance_id = event.get("group_instance_id", state.join.get("group_instance_id"))
+        target_group = event.get("group_id", self.group_id)
+        if kind == "sync":
+            assignments: dict[str, bytes] = {}
+            for key, value in (event.get("assignments") or {}).items():
+                if key.startswith("$"):
+                    raw = self._resolve(key, f"{path}.assignments.{key}")
+                else:
+                    raw = rec.raw_ids.get(key, key)
+                assignments[raw] = self.codec.encode(str(value))
+            coordinator.sync_group(
+                rec.future(label, "sync", i),
+                group_id=target_group,
+                member_id=member_id,
+                generation_id=int(event.get("generation", state.generation)),
+                group_instance_id=instance_id,
+                protocol_type=event.get("protocol_type", state.join.get("protocol_type")),
+                protocol_name=event.get("protocol_name", state.protocol),
+                assignments=assignments,
+                version=int(event.get("version", API_VERSIONS["SyncGroup"])),
+            )
+        elif kind == "heartbeat":
+            response = coordinator.heartbeat(
+                target_group, member_id, int(event.get("generation", state.generation)), instance_id
+            )
+            rec.record(label, "heartbeat", i, response, at=request_start)
         else:
-            identities = [(member_id, event.get("group_instance_id"))]
-        response = coordinator.leave_group(target_group, identities)
-        rec.record(label, "leave", i, response, at=request_start)
+            if "members" in event:
+                identities = [
+                    (
+                        self._resolve(m.get("member_id", ""), f"{path}.members[{k}].member_id"),
+                        m.get("group_instance_id"),
+                    )
+                    for k, m in enumerate(event["members"])
+                ]
+            else:
+                identities = [(member_id, event.get("group_instance_id"))]
+            response = coordinator.leave_group(target_group, identities)
+            rec.record(label, "leave", i, response, at=request_start)
+
+    def output(self, out_events: list[dict[str, Any]]) -> dict[str, Any]:
+        """The output document: the events' outputs, the effective settings and the summary."""
+        broker, join_defaults = self.broker, self.join_defaults
+        return {
+            "group_id": self.group_id,
+            "kafka_commit": KAFKA_COMMIT,
+            "harness": HARNESS,
+            "uuid_seed": self.seed,
+            "config_effective": {
+                "initial_rebalance_delay_ms": broker.initial_rebalance_delay_ms,
+                "min_session_timeout_ms": broker.min_session_timeout_ms,
+                "max_session_timeout_ms": broker.max_session_timeout_ms,
+                "max_size": broker.max_size,
+                "new_member_join_timeout_ms": broker.new_member_join_timeout_ms,
+                "session_timeout_ms": join_defaults["session_timeout_ms"],
+                "rebalance_timeout_ms": join_defaults["rebalance_timeout_ms"],
+                "protocol_type": join_defaults["protocol_type"],
+                "api_versions": dict(API_VERSIONS),
+            },
+            "events": out_events,
+            "member_ids": dict(self.rec.raw_ids),
+            "summary": {
+                "events": len(out_events),
+                "responses": self.rec.total,
+                "timers_fired": self.total_fired,
+                "same_deadline_firings": self.same_deadline,
+                "member_ids_generated": self.generated,
+                "unpredicted_member_ids": 0,
+                "exceptions": 0,
+            },
+        }
 
 
 def _snapshot(coordinator: GroupCoordinator, group_id: str, rec: _Recorder) -> dict[str, Any]:

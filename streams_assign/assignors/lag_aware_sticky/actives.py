@@ -44,9 +44,36 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
     Clients below their lower bound then take tasks from the most loaded clients, those already
     moving first; then :func:`spread_subtopologies`.
     """
+    lower, upper = balanced_count_bounds(len(problem.tasks), problem.capacity)
+    groups = subtopology_indices(problem.tasks)
+    target, counts = _keep_caught_up_owners(problem, upper, groups)
+    _place_the_others(problem, target, counts, upper)
+    _raise_to_lower_bounds(problem, target, counts, lower)
+    costs, base_cost = problem.costs, problem.base_cost
+    spread_subtopologies(
+        groups,
+        target,
+        counts,
+        lower,
+        upper,
+        lambda t, c: (costs[t].get(c, base_cost[t]), c not in problem.prev_active[t]),
+        lambda t: problem.lags[t].keys(),
+    )
+    return target
+
+
+def _keep_caught_up_owners(
+    problem: IndexedCluster, upper: list[int], groups: Sequence[int]
+) -> tuple[list[int], list[int]]:
+    """Each previous active stays on its owner when caught up there, up to the upper bound.
+
+    Returns
+    -------
+    tuple[list[int], list[int]]
+        Per stateful task its target client (``-1`` when not kept), and per client its count.
+    """
     n_tasks = len(problem.tasks)
     n_clients = problem.num_clients
-    lower, upper = balanced_count_bounds(n_tasks, problem.capacity)
     counts = [0] * n_clients
     target = [-1] * n_tasks
     kept: list[list[int]] = [[] for _ in range(n_clients)]
@@ -63,7 +90,6 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         if problem.caught_up(owner, t) or not problem.caught[t]:
             # Caught up, or nobody is: the previous owner has the most state (or ties for it).
             kept[owner].append(t)
-    groups = subtopology_indices(problem.tasks)
     # Only the tasks of clients above their bound are ranked by _keep_within.
     ranked = [t for c in range(n_clients) if len(kept[c]) > upper[c] for t in kept[c]]
     has_alternative = {
@@ -85,10 +111,21 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
         for t in tasks:
             target[t] = c
         counts[c] = len(tasks)
+    return target, counts
 
+
+def _place_the_others(
+    problem: IndexedCluster, target: list[int], counts: list[int], upper: list[int]
+) -> None:
+    """Place each task without a target on the client with room that restores the least.
+
+    The most constrained tasks first (the fewest caught-up holders); ties in records to
+    restore go to a client with local state (the records charged to a client without state
+    are a lower estimate of its changelog), then to the least loaded. ``target`` and
+    ``counts`` are updated in place.
+    """
     heap = LeastLoaded(counts, problem.capacity, upper)
-    pending = [t for t in range(n_tasks) if target[t] < 0]
-    # The most constrained tasks first: those with the fewest caught-up holders.
+    pending = [t for t in range(len(target)) if target[t] < 0]
     pending.sort(
         key=lambda t: (
             problem.generic_caught_up[t],
@@ -96,11 +133,9 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
             t,
         )
     )
-    capacity = problem.capacity
+    capacity, costs, base_cost = problem.capacity, problem.costs, problem.base_cost
     for t in pending:
         best = None
-        # Ties in records to restore go to a client with local state: the records charged to
-        # a client without state are a lower estimate of its changelog.
         best_key: tuple[int, bool, float, int] | None = None
         for c, cost in costs[t].items():
             if counts[c] >= upper[c]:
@@ -115,22 +150,12 @@ def assign_target_stateful_actives(problem: IndexedCluster) -> list[int]:
                 best = generic
         if best is None:
             # Every client is full (only when the bounds are tight and holders crowd it).
-            best = min(range(n_clients), key=lambda c: (counts[c] / problem.capacity[c], c))
+            best = min(
+                range(problem.num_clients), key=lambda c: (counts[c] / problem.capacity[c], c)
+            )
         target[t] = best
         counts[best] += 1
         heap.touch(best)
-
-    _raise_to_lower_bounds(problem, target, counts, lower)
-    spread_subtopologies(
-        groups,
-        target,
-        counts,
-        lower,
-        upper,
-        lambda t, c: (costs[t].get(c, base_cost[t]), c not in problem.prev_active[t]),
-        lambda t: problem.lags[t].keys(),
-    )
-    return target
 
 
 def _keep_within(
@@ -294,33 +319,74 @@ def spread_subtopologies(
         fewest tasks of the subtopology, such a client with as few may receive, whichever move
         or swap costs least.
     """
-    n_clients = len(counts)
-    if n_clients < 2 or not groups:
+    if len(counts) < 2 or not groups:
         return
-    n_groups = max(groups) + 1
-    # Per subtopology, client -> its tasks of the subtopology (only clients that have some).
-    by_client: list[defaultdict[int, list[int]]] = [defaultdict(list) for _ in range(n_groups)]
-    # Per subtopology and client, len(by_client[g][c]), kept up to date by move().
-    held = [[0] * n_clients for _ in range(n_groups)]
-    size = [0] * n_groups
-    for t, g in enumerate(groups):
-        by_client[g][owner[t]].append(t)
-        held[g][owner[t]] += 1
-        size[g] += 1
+    spread = _SubtopologySpread(groups, owner, counts, lower, upper, cost, holders)
+    # Passes over the subtopologies left stuck above the skew bound, while a pass makes a step:
+    # a step for one subtopology changes the totals and can make room for another that an
+    # earlier pass found no step for (each step lowers the sum of squared counts, so the
+    # passes end). Without them the next rebalance, from the same assignment, could find the
+    # step this one missed: the output would not be a fixed point.
+    pending = list(range(len(spread.size)))
+    while pending:
+        results = [(g, *spread.even_out(g)) for g in pending]  # in order: each pass sees the last
+        progressed = any(stepped for _, _, stepped in results)
+        pending = [g for g, stuck, _ in results if stuck] if progressed else []
 
-    def move(t: int, g: int, src: int, dst: int) -> None:
-        by_client[g][src].remove(t)
-        by_client[g][dst].append(t)
-        held[g][src] -= 1
-        held[g][dst] += 1
-        owner[t] = dst
+
+class _SubtopologySpread:
+    """The state :func:`spread_subtopologies` moves tasks in, and its steps.
+
+    ``owner`` and ``counts`` are the caller's lists, updated in place. Per subtopology,
+    ``by_client`` maps a client to its tasks of the subtopology (only clients that have some),
+    ``held`` gives per client their number, and ``size`` counts its tasks.
+    """
+
+    def __init__(
+        self,
+        groups: Sequence[int],
+        owner: list[int],
+        counts: list[int],
+        lower: Sequence[int],
+        upper: Sequence[int],
+        cost: Callable[[int, int], tuple[int, int]],
+        holders: Callable[[int], Iterable[int]] | None,
+    ) -> None:
+        self.owner, self.counts, self.lower, self.upper = owner, counts, lower, upper
+        self.cost, self.holders = cost, holders
+        n_clients = len(counts)
+        n_groups = max(groups) + 1
+        self.by_client: list[defaultdict[int, list[int]]] = [
+            defaultdict(list) for _ in range(n_groups)
+        ]
+        self.held = [[0] * n_clients for _ in range(n_groups)]
+        self.size = [0] * n_groups
+        for t, g in enumerate(groups):
+            self.by_client[g][owner[t]].append(t)
+            self.held[g][owner[t]] += 1
+            self.size[g] += 1
+
+    def move(self, t: int, g: int, src: int, dst: int) -> None:
+        """Move task ``t`` of subtopology ``g`` from client ``src`` to ``dst``."""
+        self.by_client[g][src].remove(t)
+        self.by_client[g][dst].append(t)
+        self.held[g][src] -= 1
+        self.held[g][dst] += 1
+        self.owner[t] = dst
 
     def plan(
-        g: int, donor: int, receiver: int, t: int
+        self, g: int, donor: int, receiver: int, t: int
     ) -> tuple[tuple[int, int], int, int, int] | None:
-        # The cheapest way to take task ``t`` of ``g`` from ``donor`` to ``receiver``:
-        # (cost, task, swap task or -1, its subtopology), or None when neither fits.
-        if counts[donor] > lower[donor] and counts[receiver] < upper[receiver]:
+        """The cheapest way to take task ``t`` of ``g`` from ``donor`` to ``receiver``.
+
+        Returns
+        -------
+        tuple or None
+            ``(cost, task, swap task or -1, its subtopology or -1)``, or ``None`` when neither
+            a move nor a swap fits.
+        """
+        counts, cost = self.counts, self.cost
+        if counts[donor] > self.lower[donor] and counts[receiver] < self.upper[receiver]:
             return cost(t, receiver), t, -1, -1
         # Swap with a task of another subtopology the receiver has more of than the donor:
         # the sum of squared counts falls, so the loop ends.
@@ -328,75 +394,80 @@ def spread_subtopologies(
         # cheapest task to give back.
         spare = sorted(
             (rows[donor] - rows[receiver], h)
-            for h, rows in enumerate(held)
+            for h, rows in enumerate(self.held)
             if h != g and rows[donor] < rows[receiver]
         )[:SWAP_CHOICES]
         best: tuple[tuple[int, int], int, int, int] | None = None
         there = cost(t, receiver)
         for _, h in spare:
-            u = min(by_client[h][receiver], key=lambda u: (cost(u, donor), u))
+            u = min(self.by_client[h][receiver], key=lambda u: (cost(u, donor), u))
             back = cost(u, donor)
             option = ((there[0] + back[0], there[1] + back[1]), t, u, h)
             if best is None or option < best:
                 best = option
         return best
 
-    def even_out(g: int) -> tuple[bool, bool]:
-        # Steps for subtopology ``g`` until its counts differ by at most one or no step fits:
-        # (stuck without a step, made a step).
-        row = held[g]
+    def even_out(self, g: int) -> tuple[bool, bool]:
+        """Steps for subtopology ``g`` until its counts differ by at most one or no step fits.
+
+        Returns
+        -------
+        tuple[bool, bool]
+            (stuck without a step, made a step).
+        """
+        row = self.held[g]
         if max(row) - min(row) <= 1:
             return False, False  # within the bound already (the loop below would stop at once)
         extremes = _Extremes(list(row))
         stepped = False
-        for _ in range(size[g]):
+        for _ in range(self.size[g]):
             donor, least = extremes.most(), extremes.least()
             if extremes.counts[donor] - extremes.counts[least] <= 1:
                 break
-            # The least loaded client, or one holding state of the donor's tasks when that is
-            # cheaper (a holder restores less, so the spread itself moves no state).
-            tasks = by_client[g][donor]
-            cheapest = {least: min((cost(t, least), t) for t in tasks)}
-            if holders is not None:
-                for t in tasks:
-                    for c in holders(t):
-                        if c == least or extremes.counts[c] != extremes.counts[least]:
-                            continue
-                        key = (cost(t, c), t)
-                        if c not in cheapest or key < cheapest[c]:
-                            cheapest[c] = key
-            options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []
-            for r in sorted(cheapest, key=lambda r: (cheapest[r], r)):
-                if options and cheapest[r][0] > options[0][0][0]:
-                    break  # a swap only adds to what taking the task costs
-                step = plan(g, donor, r, cheapest[r][1])
-                if step is not None:
-                    options.append((step, r))
-                    options.sort()
+            options = self._options(g, donor, least, extremes.counts)
             if not options:
                 return True, stepped
             (_, t, u, h), receiver = options[0]
-            move(t, g, donor, receiver)
+            self.move(t, g, donor, receiver)
             if u < 0:
-                counts[donor] -= 1
-                counts[receiver] += 1
+                self.counts[donor] -= 1
+                self.counts[receiver] += 1
             else:
-                move(u, h, receiver, donor)
+                self.move(u, h, receiver, donor)
             extremes.add(donor, -1)
             extremes.add(receiver, 1)
             stepped = True
         return False, stepped
 
-    # Passes over the subtopologies left stuck above the skew bound, while a pass makes a step:
-    # a step for one subtopology changes the totals and can make room for another that an
-    # earlier pass found no step for (each step lowers the sum of squared counts, so the
-    # passes end). Without them the next rebalance, from the same assignment, could find the
-    # step this one missed: the output would not be a fixed point.
-    pending = list(range(n_groups))
-    while pending:
-        results = [(g, *even_out(g)) for g in pending]  # in order: each pass sees the last
-        progressed = any(stepped for _, _, stepped in results)
-        pending = [g for g, stuck, _ in results if stuck] if progressed else []
+    def _options(
+        self, g: int, donor: int, least: int, row: list[int]
+    ) -> list[tuple[tuple[tuple[int, int], int, int, int], int]]:
+        """The steps that take a task of ``g`` from ``donor``, cheapest first, with receivers.
+
+        The receiver is the least loaded client ``least``, or one holding state of the donor's
+        tasks with as few tasks of ``g`` (``row``) when that is cheaper (a holder restores
+        less, so the spread itself moves no state).
+        """
+        cost, holders = self.cost, self.holders
+        tasks = self.by_client[g][donor]
+        cheapest = {least: min((cost(t, least), t) for t in tasks)}
+        if holders is not None:
+            for t in tasks:
+                for c in holders(t):
+                    if c == least or row[c] != row[least]:
+                        continue
+                    key = (cost(t, c), t)
+                    if c not in cheapest or key < cheapest[c]:
+                        cheapest[c] = key
+        options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []
+        for r in sorted(cheapest, key=lambda r: (cheapest[r], r)):
+            if options and cheapest[r][0] > options[0][0][0]:
+                break  # a swap only adds to what taking the task costs
+            step = self.plan(g, donor, r, cheapest[r][1])
+            if step is not None:
+                options.append((step, r))
+                options.sort()
+        return options
 
 
 class _Extremes:

@@ -124,6 +124,10 @@ class IndexedCluster:
             return True
         return client not in self.lags[task] and self.generic_caught_up[task]
 
+    def fresh(self, client: int, task: int) -> bool:
+        """The client held no copy of the task before (a standby placed there is a move)."""
+        return client not in self.prev_standby[task] and client not in self.prev_active[task]
+
     def shared_tags(self, client: int, other: int) -> int:
         """How many ``rack.aware.assignment.tags`` keys the two clients have the same value for."""
         return sum(
@@ -144,10 +148,6 @@ class IndexedCluster:
             return 0
         members = list(clients)
         return sum(len({tags[c][i] for c in members} - {None}) for i in range(len(tags[0])))
-
-    def restore_cost_of(self, task: int, client: int) -> int:
-        """:meth:`restore_cost` with the task first."""
-        return self.restore_cost(client, task)
 
     def restore_cost(self, client: int, task: int) -> int:
         """Records to restore before ``client`` could run ``task`` (0 when caught up).
@@ -212,6 +212,74 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
     """
     clients = cluster.clients
     tasks = list(cluster.stateful_tasks)
+    acceptable = cluster.configs.acceptable_recovery_lag
+    scan = _scan_clients(cluster, tasks)
+    no_state = _no_state_lags(cluster, tasks, scan.largest, scan.cluster_max)
+    generic = _generic_caught_up(cluster, tasks)
+    # The places whose lag is not finite restore the changelog estimate, known only now.
+    costs = scan.costs
+    for t, c in scan.estimated:
+        costs[t][c] = no_state[t]
+    keys = cluster.configs.rack_aware_assignment_tags
+    return IndexedCluster(
+        cluster=cluster,
+        capacity=[client.capacity for client in clients],
+        tasks=tasks,
+        lags=scan.lags,
+        prev_active=scan.prev_active,
+        prev_standby=scan.prev_standby,
+        no_state_lag=no_state,
+        acceptable=acceptable,
+        generic_caught_up=generic,
+        state_tasks=scan.state_tasks,
+        caught=scan.caught,
+        tags=(
+            [tuple(client.tags.get(key) for key in keys) for client in clients]
+            if keys
+            else [()] * len(clients)
+        ),
+        costs=costs,
+        base_cost=[0 if generic[t] else no_state[t] for t in range(len(tasks))],
+    )
+
+
+@dataclass
+class _ClientScan:
+    """What :func:`_scan_clients` gathers in its one pass over the clients."""
+
+    lags: list[dict[int, int]]  # per stateful task: client -> lag with local state
+    state_tasks: list[list[int]]  # per client: tasks with state, in TaskId order
+    prev_active: list[list[int]]  # per stateful task: clients that ran it as active
+    prev_standby: list[set[int]]  # per stateful task: clients that held it as standby
+    caught: list[set[int]]  # per stateful task: caught-up holders
+    # Per stateful task: client with state -> records to restore there, -1 for a lag that is
+    # not finite (-3 unknown, Long.MAX_VALUE): the changelog estimate, listed in ``estimated``
+    # as (task, client) and filled in once known.
+    costs: list[dict[int, int]]
+    estimated: list[tuple[int, int]]
+    # The largest finite lag per stateful task (-1: none) and of any task at all: the changelog
+    # estimate of estimated_changelog_records, whose rule counts the lags of every task.
+    largest: list[int]
+    cluster_max: int
+
+
+def _scan_clients(cluster: ClusterState, tasks: list[TaskId]) -> _ClientScan:
+    """One pass over every client's lags, previous actives and previous standbys.
+
+    Parameters
+    ----------
+    cluster:
+        The validated rebalance input.
+    tasks:
+        Its stateful tasks in TaskId order (their indices are the task numbers).
+
+    Returns
+    -------
+    _ClientScan
+        Per task the lags, caught-up holders, records to restore and previous copies by client
+        index; per client its tasks with state.
+    """
+    clients = cluster.clients
     position = {task: i for i, task in enumerate(tasks)}
     # The parser shares one TaskId object per task, so most lookups match by identity: an
     # int-keyed dict, without calling TaskId.__hash__ (a Python method); equal task ids that
@@ -221,16 +289,10 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
     state_tasks: list[list[int]] = [[] for _ in clients]
     prev_active: list[list[int]] = [[] for _ in tasks]
     prev_standby: list[set[int]] = [set() for _ in tasks]
-    # The largest finite lag per stateful task (-1: none) and of any task at all: the changelog
-    # estimate of estimated_changelog_records, whose rule counts the lags of every task.
     largest = [-1] * len(tasks)
     cluster_max = 0
-    configs = cluster.configs
-    acceptable = configs.acceptable_recovery_lag
+    acceptable = cluster.configs.acceptable_recovery_lag
     unbounded = acceptable == LONG_MAX_VALUE
-    # Per task, its caught-up clients and the records each client with state restores; a lag
-    # that is not finite (-3 unknown, Long.MAX_VALUE) restores the changelog estimate, known
-    # only after the pass: those places are filled in afterwards.
     caught: list[set[int]] = [set() for _ in tasks]
     costs: list[dict[int, int]] = [{} for _ in tasks]
     estimated: list[tuple[int, int]] = []
@@ -272,7 +334,28 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
                 prev_standby[t].add(c)
         # In TaskId order, not the input's: the hand-over chains search in this order.
         held.sort()
-    least = 0 if configs.unbounded_recovery_lag else acceptable + 1
+    return _ClientScan(
+        lags=lags,
+        state_tasks=state_tasks,
+        prev_active=prev_active,
+        prev_standby=prev_standby,
+        caught=caught,
+        costs=costs,
+        estimated=estimated,
+        largest=largest,
+        cluster_max=cluster_max,
+    )
+
+
+def _no_state_lags(
+    cluster: ClusterState, tasks: list[TaskId], largest: list[int], cluster_max: int
+) -> list[int]:
+    """Per stateful task, the records a client without state restores.
+
+    :func:`estimated_changelog_records`' rule, from the largest finite lags of the scan.
+    """
+    configs = cluster.configs
+    least = 0 if configs.unbounded_recovery_lag else configs.acceptable_recovery_lag + 1
     ends = cluster.changelog_end_offset_sums or {}
     no_state = []
     for t, task in enumerate(tasks):
@@ -281,35 +364,16 @@ def index_cluster(cluster: ClusterState) -> IndexedCluster:
             no_state.append(end)
         else:
             no_state.append(max(largest[t] if largest[t] >= 0 else cluster_max, least))
-    problem = IndexedCluster(
-        cluster=cluster,
-        capacity=[client.capacity for client in clients],
-        tasks=tasks,
-        lags=lags,
-        prev_active=prev_active,
-        prev_standby=prev_standby,
-        no_state_lag=no_state,
-        acceptable=acceptable,
-        state_tasks=state_tasks,
-    )
+    return no_state
+
+
+def _generic_caught_up(cluster: ClusterState, tasks: list[TaskId]) -> list[bool]:
+    """Per stateful task, whether a client without state of it counts as caught up."""
+    acceptable = cluster.configs.acceptable_recovery_lag
     if cluster.changelog_end_offset_sums is None:
         # Every client without state has the same lag (Long.MAX_VALUE): one answer for all.
-        generic = [is_caught_up(LONG_MAX_VALUE, acceptable)] * len(tasks)
-    else:
-        generic = [is_caught_up(cluster.no_state_lag(task), acceptable) for task in tasks]
-    problem.generic_caught_up = generic
-    keys = configs.rack_aware_assignment_tags
-    problem.tags = (
-        [tuple(client.tags.get(key) for key in keys) for client in clients]
-        if keys
-        else [()] * len(clients)
-    )
-    problem.caught = caught
-    problem.base_cost = [0 if generic[t] else no_state[t] for t in range(len(tasks))]
-    for t, c in estimated:
-        costs[t][c] = no_state[t]
-    problem.costs = costs
-    return problem
+        return [is_caught_up(LONG_MAX_VALUE, acceptable)] * len(tasks)
+    return [is_caught_up(cluster.no_state_lag(task), acceptable) for task in tasks]
 
 
 class LeastLoaded:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import heapq
-from collections import deque
 from collections.abc import Set as AbstractSet
 
 from streams_assign.assignors.lag_aware_sticky.problem import (
     IndexedCluster,
     LeastLoaded,
     balanced_count_bounds,
+)
+from streams_assign.assignors.lag_aware_sticky.standby_bounds import (
+    even_out_standbys,
+    exchange_standbys,
 )
 
 __all__ = [
@@ -84,258 +86,14 @@ def assign_standby_tasks(
             counts[c] += 1
             heap.touch(c)
         standbys[t] = chosen
-    _even_out_standbys(problem, anchor, standbys, counts, bounds)
+    even_out_standbys(problem, anchor, standbys, counts, bounds)
     if not tag_keys:
-        _exchange_standbys(problem, anchor, standbys, counts, bounds)
+        exchange_standbys(problem, anchor, standbys, counts, bounds)
     for t in early:
         chosen = standbys[t]
         if active[t] != target[t] and active[t] in chosen:
             chosen[chosen.index(active[t])] = target[t]
     return standbys
-
-
-def _even_out_standbys(
-    problem: IndexedCluster,
-    active: list[int],
-    standbys: list[list[int]],
-    counts: list[int],
-    bounds: tuple[list[int], list[int]],
-) -> None:
-    """Move standbys from clients above their bounds to clients below them.
-
-    The per-task greedy can leave a client below its lower bound when the earlier tasks filled
-    the clients that hold state, or above its upper bound when no other client was allowed;
-    such a client takes (or gives) a standby of a task the other holds no copy of, the one
-    cheapest to restore first, without sharing more client tags with the task's active. A
-    client below its lower bound first tries hand-over chains that restore nothing and never
-    take a standby from a client that held the task before to one that did not (a zero-cost
-    augmenting path, breadth first).
-    """
-    lower, upper = bounds
-    n_clients = problem.num_clients
-    held_by: list[list[int]] = [[] for _ in range(n_clients)]
-    for t, chosen in enumerate(standbys):
-        for c in chosen:
-            held_by[c].append(t)
-
-    # Without rack.aware.assignment.tags no client shares a tag value: the tag tests are moot.
-    tagged = bool(problem.cluster.configs.rack_aware_assignment_tags)
-
-    def movable(donor: int, receiver: int) -> list[int]:
-        if not tagged:
-            return [
-                t for t in held_by[donor] if active[t] != receiver and receiver not in standbys[t]
-            ]
-        return [
-            t
-            for t in held_by[donor]
-            if active[t] != receiver
-            and receiver not in standbys[t]
-            and problem.shared_tags(receiver, active[t]) <= problem.shared_tags(donor, active[t])
-        ]
-
-    def move(donor: int, receiver: int, tasks: list[int]) -> None:
-        t = min(tasks, key=lambda t: (problem.restore_cost(receiver, t), t))
-        standbys[t][standbys[t].index(donor)] = receiver
-        held_by[donor].remove(t)
-        held_by[receiver].append(t)
-        counts[donor] -= 1
-        counts[receiver] += 1
-
-    def load(c: int) -> float:
-        return counts[c] / problem.capacity[c]
-
-    def chain_to(receiver: int) -> bool:
-        # Breadth-first over hand-overs that restore nothing: the receiver takes a standby it is
-        # caught up on from a client, which in turn takes one it is caught up on from another,
-        # until a client above its lower bound gives one up. An augmenting path of the
-        # transportation problem with zero cost; every client appears on it at most once.
-        via: dict[int, tuple[int, int]] = {receiver: (-1, -1)}
-        queue = deque([receiver])
-        while queue:
-            x = queue.popleft()
-            for t in problem.state_tasks[x]:
-                if active[t] == x or x in standbys[t] or not problem.caught_up(x, t):
-                    continue
-                x_held = not _fresh(problem, x, t)
-                for h in standbys[t]:
-                    if (
-                        h in via
-                        or not (x_held or _fresh(problem, h, t))
-                        or (
-                            tagged
-                            and problem.shared_tags(x, active[t])
-                            > problem.shared_tags(h, active[t])
-                        )
-                    ):
-                        continue
-                    via[h] = (t, x)
-                    if counts[h] > lower[h]:
-                        while h != receiver:
-                            t, x = via[h]
-                            hand_over(t, h, x)
-                            h = x
-                        return True
-                    queue.append(h)
-        return False
-
-    def hand_over(t: int, donor: int, receiver: int) -> None:
-        standbys[t][standbys[t].index(donor)] = receiver
-        held_by[donor].remove(t)
-        held_by[receiver].append(t)
-        counts[donor] -= 1
-        counts[receiver] += 1
-
-    def trade(client: int, heap: list[tuple[float, int]], taking: bool) -> None:
-        # Moves standbys to ``client`` (taking) or away from it until it is within its bounds,
-        # with the partners ``heap`` holds: (-load, donor) when taking, (load, receiver) when
-        # giving; stale entries are refreshed on pop, partners without a movable task skipped.
-        sign = -1 if taking else 1
-        skipped: list[tuple[float, int]] = []
-        while heap and (
-            counts[client] < lower[client] if taking else counts[client] > upper[client]
-        ):
-            key, other = heapq.heappop(heap)
-            if other == client or (
-                counts[other] <= lower[other] if taking else counts[other] >= upper[other]
-            ):
-                continue
-            if key != sign * load(other):
-                heapq.heappush(heap, (sign * load(other), other))
-                continue
-            donor, receiver = (other, client) if taking else (client, other)
-            tasks = movable(donor, receiver)
-            if not tasks:
-                if taking and not held_by[donor]:
-                    # A donor without standbys cannot give one to any receiver, and while
-                    # clients below their lower bound are raised it gains none (only a client
-                    # below its bound receives, and hand-over chains pass through holders):
-                    # dropped for good rather than popped again for every receiver.
-                    continue
-                skipped.append((key, other))
-                continue
-            move(donor, receiver, tasks)
-            heapq.heappush(heap, (sign * load(other), other))
-        for entry in skipped:
-            heapq.heappush(heap, entry)
-
-    # Raise every client to its lower bound, taking from the most loaded clients above theirs.
-    donors = [(-load(c), c) for c in range(n_clients) if counts[c] > lower[c]]
-    heapq.heapify(donors)
-    for receiver in range(n_clients):
-        while counts[receiver] < lower[receiver] and chain_to(receiver):
-            pass
-        if counts[receiver] < lower[receiver]:
-            trade(receiver, donors, taking=True)
-    # Then bring every client above its upper bound down, giving to the least loaded ones.
-    receivers = [(load(c), c) for c in range(n_clients) if counts[c] < upper[c]]
-    heapq.heapify(receivers)
-    for donor in range(n_clients):
-        if counts[donor] > upper[donor]:
-            trade(donor, receivers, taking=False)
-
-
-def _exchange_standbys(
-    problem: IndexedCluster,
-    active: list[int],
-    standbys: list[list[int]],
-    counts: list[int],
-    bounds: tuple[list[int], list[int]],
-) -> None:
-    """Move standbys to places that restore fewer records or move fewer copies, within bounds.
-
-    The per-task greedy fills the clients that hold state in TaskId order, so a later task can
-    find its holders full although an earlier task could have gone elsewhere as cheaply. For
-    each standby not on a caught-up holder, a client with state of the task (or that held it)
-    takes it when that is no worse in records to restore and in moved copies and better in one
-    (a Pareto step): directly, while both clients stay within their stateful-load bounds, or
-    in exchange for one of its own standbys the first client can take (counts unchanged). These
-    are the length-one and length-two augmenting cycles of the transportation problem that
-    minimises (records to restore, moved standbys) within the bounds; on the shared states
-    they reach what an exact min-cost flow reaches (``docs/improved-assignor.md``).
-    Without client tags only: with tags an exchange would also have to keep both tasks' tag
-    spread.
-    """
-    lower, upper = bounds
-    held_by: list[set[int]] = [set() for _ in range(problem.num_clients)]
-    for t, chosen in enumerate(standbys):
-        for c in chosen:
-            held_by[c].add(t)
-
-    caught, prev_standby, prev_active = problem.caught, problem.prev_standby, problem.prev_active
-    costs, base_cost = problem.costs, problem.base_cost
-
-    for t, chosen in enumerate(standbys):
-        # A place's key: (records to restore, 1 when the client held no copy of the task: a
-        # moved copy), computed inline in the loops over the task's places (the hot loops).
-        costs_t, base_t, standby_t, active_t = (
-            costs[t],
-            base_cost[t],
-            prev_standby[t],
-            prev_active[t],
-        )
-        for c in list(chosen):
-            if c in caught[t] and (c in standby_t or c in active_t):
-                continue  # a caught-up holder: nothing is better
-            here_cost = costs_t.get(c, base_t)
-            here_fresh = int(c not in standby_t and c not in active_t)
-            if here_cost == 0 and here_fresh == 0:
-                continue
-            places = set(problem.lags[t]) | standby_t | set(active_t)
-            best: tuple[tuple[int, int], int, int] | None = None
-            for h in sorted(places):
-                if h == active[t] or h in chosen:
-                    continue
-                gain = (
-                    costs_t.get(h, base_t) - here_cost,
-                    int(h not in standby_t and h not in active_t) - here_fresh,
-                )
-                if gain[0] > 0 or gain[1] > 0 or gain == (0, 0):
-                    continue
-                if counts[h] < upper[h] and counts[c] > lower[c]:
-                    if best is None or gain < best[0]:
-                        best = (gain, h, -1)
-                    continue
-                for u in sorted(held_by[h]):
-                    if c == active[u] or c in standbys[u]:
-                        continue
-                    # the keys of h and c for u
-                    costs_u, base_u, standby_u, active_u = (
-                        costs[u],
-                        base_cost[u],
-                        prev_standby[u],
-                        prev_active[u],
-                    )
-                    away_fresh = int(h not in standby_u and h not in active_u)
-                    back_fresh = int(c not in standby_u and c not in active_u)
-                    # Only a standby the first client held too can come back without a move.
-                    if gain[1] == 0 and away_fresh == 0 and back_fresh:
-                        continue
-                    step = (
-                        gain[0] + costs_u.get(c, base_u) - costs_u.get(h, base_u),
-                        gain[1] + back_fresh - away_fresh,
-                    )
-                    pareto = step[0] <= 0 and step[1] <= 0 and step != (0, 0)
-                    if pareto and (best is None or step < best[0]):
-                        best = (step, h, u)
-            if best is None:
-                continue
-            _, h, u = best
-            chosen[chosen.index(c)] = h
-            held_by[c].discard(t)
-            held_by[h].add(t)
-            if u < 0:
-                counts[c] -= 1
-                counts[h] += 1
-            else:
-                standbys[u][standbys[u].index(h)] = c
-                held_by[h].discard(u)
-                held_by[c].add(u)
-
-
-def _fresh(problem: IndexedCluster, client: int, task: int) -> bool:
-    """The client held no copy of the task before (a standby placed there is a move)."""
-    return client not in problem.prev_standby[task] and client not in problem.prev_active[task]
 
 
 def _standby_key(
@@ -528,7 +286,7 @@ def warmup_priority(problem: IndexedCluster, task: int, client: int) -> tuple[bo
     tuple[bool, int, int]
         A sort key: (the client held no copy, records to restore, task).
     """
-    return _fresh(problem, client, task), problem.restore_cost(client, task), task
+    return problem.fresh(client, task), problem.restore_cost(client, task), task
 
 
 def assign_warmup_replicas(
