@@ -1,7 +1,7 @@
 """Our consumer and Connect assignors beside Kafka's own (a warm JVM), on the shared corpora.
 
 For every shared consumer state and Connect sequence: our decision in-process and Kafka's
-through the live harness (``streams_assign.testing.groups_reference``; the JVM is warmed up
+through the live harness (``devtools.kafka.groups_reference``; the JVM is warmed up
 first, its times include one JSON line each way), the agreement, and the time per state or per
 round. Needs Kafka's jars (``make kafka``) and a JDK.
 
@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
-from streams_assign.connect import parse_connect_sequence, replay_connect, rounds_to_json
-from streams_assign.consumer import assign_consumer_group, assignment_to_json, parse_consumer_state
-from streams_assign.testing.groups_reference import KafkaGroupsReference
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.kafka.groups_reference import KafkaGroupsReference  # noqa: E402
+from streams_assign.connect import parse_connect_sequence, replay_connect, rounds_to_json  # noqa: E402
+from streams_assign.consumer import assign_consumer_group, assignment_to_json, parse_consumer_state  # noqa: E402
 
 SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios"
 

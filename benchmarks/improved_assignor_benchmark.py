@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
+import sys
 import time
 from collections import Counter, defaultdict
 from fractions import Fraction
@@ -36,15 +37,18 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.api import assign
-from streams_assign.model import Assignment, ClusterState
-from streams_assign.optimal.costs import PlacementCosts
-from streams_assign.optimal.metrics import Metrics, score
-from streams_assign.optimal.same_rules import without_warmups, zone_violations
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
-from streams_assign.simulation.convergence import run_randomized_scenario
-from streams_assign.simulation.generators import scale_scenario
-from streams_assign.simulation.replay import rebalances, replay, with_changelog_sizes
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.cluster_states import scale_scenario  # noqa: E402
+from devtools.generators.convergence_harness import run_randomized_scenario  # noqa: E402
+from streams_assign.api import assign  # noqa: E402
+from streams_assign.model import Assignment, ClusterState  # noqa: E402
+from streams_assign.optimal.costs import PlacementCosts  # noqa: E402
+from streams_assign.optimal.metrics import Metrics, score  # noqa: E402
+from streams_assign.optimal.same_rules import without_warmups, zone_violations  # noqa: E402
+from streams_assign.scenario import load_cluster_state, parse_cluster_state  # noqa: E402
+from streams_assign.simulation.replay import rebalances, replay, with_changelog_sizes  # noqa: E402
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 ASSIGNORS = ("high_availability", "lag_aware_sticky")

@@ -29,16 +29,20 @@ import argparse
 import hashlib
 import json
 import logging
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor
-from streams_assign.model import Assignment, ClusterState
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
-from streams_assign.simulation.convergence import run_randomized_scenario
-from streams_assign.simulation.generators import scale_scenario
-from streams_assign.simulation.replay import rebalances, with_changelog_sizes
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.cluster_states import scale_scenario  # noqa: E402
+from devtools.generators.convergence_harness import run_randomized_scenario  # noqa: E402
+from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor  # noqa: E402
+from streams_assign.model import Assignment, ClusterState  # noqa: E402
+from streams_assign.scenario import load_cluster_state, parse_cluster_state  # noqa: E402
+from streams_assign.simulation.replay import rebalances, with_changelog_sizes  # noqa: E402
 
 __all__ = ["REPLAY_ROUNDS", "Recorder", "main"]
 

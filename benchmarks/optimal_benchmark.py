@@ -30,8 +30,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from streams_assign.api import assign
-from streams_assign.optimal import (
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.cluster_states import synthetic_cluster  # noqa: E402
+from streams_assign.api import assign  # noqa: E402
+from streams_assign.optimal import (  # noqa: E402
     PlacementCosts,
     Problem,
     flow_lower_bound,
@@ -39,8 +43,7 @@ from streams_assign.optimal import (
     score,
     solve_optimal,
 )
-from streams_assign.optimal.synthetic import synthetic_cluster
-from streams_assign.scenario import load_cluster_state
+from streams_assign.scenario import load_cluster_state  # noqa: E402
 
 SIZES = ((50, 10), (200, 20), (500, 25))
 DEFAULT_SCENARIOS = (

@@ -16,7 +16,7 @@ Each class also subclasses the builtin it resembles, so ``except ValueError`` ke
 
 ``InvalidAssignmentError`` is defined beside its parser in ``streams_assign.optimal.metrics``
 (which needs OR-Tools' companions) and ``NotConvergedError`` beside the convergence check in
-``streams_assign.simulation.convergence``; both subclass :class:`StreamsAssignError`, which
+``devtools.generators.convergence_harness``; both subclass :class:`StreamsAssignError`, which
 :func:`error_classes` checks in the tests.
 """
 

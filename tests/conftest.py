@@ -38,8 +38,8 @@ def kafka_broker(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def
     fetches them from Maven Central). Stopped at the end of the session; its logs are kept, and
     their folder printed, when a test failed.
     """
-    from streams_assign.testing.java import KafkaJarsMissingError
-    from streams_assign.testing.kafka import KafkaBroker
+    from devtools.kafka.broker import KafkaBroker
+    from devtools.kafka.java import KafkaJarsMissingError
 
     broker = KafkaBroker()
     try:

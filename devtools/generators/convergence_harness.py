@@ -14,28 +14,23 @@ are not modelled (rack-aware variants are tested in the rack-aware tests).
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streams_assign.api import assign
-from streams_assign.errors import StreamsAssignError
-from streams_assign.model import (
+from devtools.generators.cluster_states import process_ids
+from streams_assign import (
     Assignment,
     AssignmentConfigs,
     ClientState,
     ClusterState,
+    StreamsAssignError,
     TaskId,
+    assign,
     process_id_sort_key,
 )
 
 #: Changelog size of every stateful task in Kafka's harness, in records.
 HARNESS_END_OFFSET_SUM = 150_000
-
-
-def process_id_for_int(n: int) -> str:
-    """Kafka's test helper ``processIdForInt(n)``: the UUID ``(0, n)``."""
-    return str(uuid.UUID(int=n))
 
 
 class NotConvergedError(StreamsAssignError, AssertionError):
@@ -114,7 +109,8 @@ class ConvergenceHarness:
     # -- cluster events ----------------------------------------------------------------------
     def add_client(self) -> str:
         """Add a new client with no local state; returns its id."""
-        client_id = process_id_for_int(len(self.clients) + len(self.dropped))
+        # Kafka's processIdForInt(n): the UUID (0, n).
+        (client_id,) = process_ids(1, first=len(self.clients) + len(self.dropped))
         self.clients[client_id] = SimulatedClient(client_id)
         return client_id
 
@@ -330,6 +326,5 @@ __all__ = [
     "HARNESS_END_OFFSET_SUM",
     "NotConvergedError",
     "SimulatedClient",
-    "process_id_for_int",
     "run_randomized_scenario",
 ]

@@ -19,9 +19,9 @@ from __future__ import annotations
 import base64
 import logging
 import random
-import uuid
 from typing import Any
 
+from devtools.generators.cluster_states import process_ids
 from streams_assign.assignors import streams_group_sticky as sticky_module
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.streams_group import parse_streams_group
@@ -61,10 +61,6 @@ def _member_id(rng: random.Random) -> str:
             return text
 
 
-def _process_id(rng: random.Random) -> str:
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
 def _topology(rng: random.Random, kind: str) -> dict[str, dict[str, Any]]:
     if kind == "tiny":
         count, max_parts = rng.randint(1, 4), 3
@@ -93,7 +89,7 @@ def _processes(rng: random.Random, kind: str) -> list[list[str]]:
         n = rng.randint(1, 16)
     uneven = rng.random() < 0.5
     processes = [
-        [_process_id(rng)] + [_member_id(rng) for _ in range(rng.randint(1, 4) if uneven else 1)]
+        process_ids(1, rng) + [_member_id(rng) for _ in range(rng.randint(1, 4) if uneven else 1)]
         for _ in range(n)
     ]
     if rng.random() < 0.1:
@@ -222,7 +218,7 @@ def random_streams_group(rng: random.Random, kind: str | None = None) -> Doc:
     elif kind == "scale_out":
         extra = _members(
             [
-                [_process_id(rng)] + [_member_id(rng) for _ in range(rng.randint(1, 4))]
+                process_ids(1, rng) + [_member_id(rng) for _ in range(rng.randint(1, 4))]
                 for _ in range(rng.randint(1, 4))
             ]
         )
@@ -319,7 +315,7 @@ def scale_streams_group(
     for i in range(20, 30):
         topology[str(i)] = {"partitions": max(1, stateless_tasks // 10), "stateful": False}
     procs = [
-        [_process_id(rng)] + [_member_id(rng) for _ in range(threads)] for _ in range(processes)
+        process_ids(1, rng) + [_member_id(rng) for _ in range(threads)] for _ in range(processes)
     ]
     state = _apply_decision(_state(topology, standbys, _members(procs)))
     for member in state["members"]:

@@ -17,7 +17,7 @@ Examples
 --------
 A broker takes tens of seconds to start, so this is not a doctest (``tests/kafka`` runs it)::
 
-    from streams_assign.testing.kafka import running_broker
+    from devtools.kafka.broker import running_broker
 
     with running_broker() as broker:
         broker.create_topic("words", partitions=3)
@@ -44,8 +44,8 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from devtools.kafka.java import classpath, java_executable
 from streams_assign.errors import StreamsAssignError
-from streams_assign.testing.java import classpath, java_executable
 
 __all__ = [
     "KafkaBroker",

@@ -1,7 +1,7 @@
 """``make demo-kafka``: the real-cluster path, end to end, on this machine.
 
 Starts a Kafka broker (KRaft, loopback) and the Streams application of
-:mod:`streams_assign.testing.streams_app`, collects the operator's view with Kafka's own tools,
+:mod:`devtools.kafka.streams_app`, collects the operator's view with Kafka's own tools,
 predicts the next assignment with ``streams-lag compute`` + ``streams-assign assign``, triggers
 the rebalance and prints the prediction beside what Kafka Streams assigned. Every JVM is
 stopped and every temporary folder removed at the end; the operator's view, the cluster state
@@ -9,7 +9,7 @@ and the prediction stay in ``--out`` (``out/demo-kafka`` by default).
 
 Usage::
 
-    python -m streams_assign.testing.demo_kafka [--scenario A|B|C ...] [--out DIR] [--next]
+    python -m devtools.kafka.demo_kafka [--scenario A|B|C ...] [--out DIR] [--next]
 
 ``--next`` runs the application on Kafka Streams 4.3 (``.kafka/lib-next``; the broker stays
 4.2): its stores keep their offsets inside (KIP-1035) and ``streams-lag`` reads them there.
@@ -22,8 +22,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from streams_assign.testing.e2e import SCENARIOS, ScenarioResult, run_scenario
-from streams_assign.testing.kafka import running_broker
+from devtools.kafka.broker import running_broker
+from devtools.kafka.e2e import SCENARIOS, ScenarioResult, run_scenario
 
 __all__ = ["main"]
 
@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     matched = True
     cp = None
     if args.next:
-        from streams_assign.testing.streams_app import app_classpath_next
+        from devtools.kafka.streams_app import app_classpath_next
 
         cp = app_classpath_next()
     with running_broker() as broker:

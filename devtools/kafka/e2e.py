@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streams_assign.testing.kafka import KafkaBroker
-from streams_assign.testing.streams_app import (
+from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.streams_app import (
     INPUT_PARTITIONS,
     ProcessAssignment,
     StreamsAppError,
@@ -485,7 +485,7 @@ def run_scenario(
         Threads of the instance that joins in A (default ``threads``).
     cp:
         Class path of the instances (default: Kafka Streams of ``.kafka/lib``;
-        :func:`~streams_assign.testing.streams_app.app_classpath_next` runs Kafka Streams 4.3,
+        :func:`~devtools.kafka.streams_app.app_classpath_next` runs Kafka Streams 4.3,
         whose stores keep their offsets inside, KIP-1035).
 
     Raises

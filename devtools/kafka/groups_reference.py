@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from devtools.kafka.java import JavaBatch, JavaError, classpath, compile_java
+from devtools.paths import BUILD, KAFKA_SOURCES
 from streams_assign.connect.model import ConnectSequence
 from streams_assign.errors import StreamsAssignError
-from streams_assign.testing.java import JavaBatch, JavaError, classpath, compile_java
 
 __all__ = [
     "GROUPS_HARNESS_CLASS",
@@ -38,9 +38,9 @@ __all__ = [
 ]
 
 #: Java sources of the harness (in Connect's package, to build the leader's coordinator).
-GROUPS_HARNESS_SOURCES = Path(__file__).resolve().parents[2] / "kafka" / "reference-groups"
+GROUPS_HARNESS_SOURCES = KAFKA_SOURCES / "reference-groups"
 #: Where the compiled classes go (ignored by git).
-GROUPS_HARNESS_CLASSES = Path(__file__).resolve().parents[2] / "build" / "kafka-reference-groups"
+GROUPS_HARNESS_CLASSES = BUILD / "kafka-reference-groups"
 #: The harness's main class.
 GROUPS_HARNESS_CLASS = "org.apache.kafka.connect.runtime.distributed.GroupAssignorsHarness"
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from devtools.paths import REPO
 from streams_assign.errors import StreamsAssignError
 
 __all__ = [
@@ -56,7 +57,7 @@ def kafka_home() -> Path:
     override = os.environ.get(KAFKA_HOME_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / ".kafka"
+    return REPO / ".kafka"
 
 
 def kafka_lib(kind: str = "lib") -> Path:

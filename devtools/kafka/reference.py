@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from devtools.kafka.java import JavaBatch, JavaError, classpath, compile_java
+from devtools.paths import BUILD, KAFKA_SOURCES
 from streams_assign.errors import StreamsAssignError, TaskAssignmentError
-from streams_assign.testing.java import JavaBatch, JavaError, classpath, compile_java
 
 __all__ = [
     "HARNESS_CLASS",
@@ -40,9 +40,9 @@ __all__ = [
 ]
 
 #: The Java sources of the harness (in Kafka's packages, see the module docstring).
-HARNESS_SOURCES = Path(__file__).resolve().parents[2] / "kafka" / "reference"
+HARNESS_SOURCES = KAFKA_SOURCES / "reference"
 #: Where the compiled classes go (ignored by git).
-HARNESS_CLASSES = Path(__file__).resolve().parents[2] / "build" / "kafka-reference"
+HARNESS_CLASSES = BUILD / "kafka-reference"
 #: The harness's main class.
 HARNESS_CLASS = "org.apache.kafka.streams.processor.internals.assignment.StreamsReferenceHarness"
 #: Assignor names the harness answers for (as in ``streams_assign.api.ASSIGNORS``).

@@ -1,6 +1,6 @@
 """Regenerate the real tool samples: Kafka's own tools run against a real Streams application.
 
-``python -m streams_assign.testing.samples DEST`` starts a broker and three instances of the
+``python -m devtools.kafka.samples DEST`` starts a broker and three instances of the
 Streams application (:mod:`.streams_app`, application id ``orders-app``, 2 stream threads and
 1 standby each, fixed process ids), produces input, waits until the assignment is stable and
 every standby has caught up, stops one instance cleanly (so its ``.checkpoint`` files are
@@ -28,10 +28,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from streams_assign.testing.e2e import CONSUMER_GROUPS, _get_offsets_text, wait_caught_up
-from streams_assign.testing.java import kafka_lib
-from streams_assign.testing.kafka import running_broker
-from streams_assign.testing.streams_app import StreamsCluster
+from devtools.kafka.broker import running_broker
+from devtools.kafka.e2e import CONSUMER_GROUPS, _get_offsets_text, wait_caught_up
+from devtools.kafka.java import kafka_lib
+from devtools.kafka.streams_app import StreamsCluster
 
 __all__ = ["APPLICATION_ID", "PROCESS_IDS", "kafka_version", "main", "write_samples"]
 
@@ -105,7 +105,7 @@ def write_samples(dest: Path, records: int = 2000) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m streams_assign.testing.samples DEST``."""
+    """Command line: ``python -m devtools.kafka.samples DEST``."""
     parser = argparse.ArgumentParser(prog="refresh-samples", description=__doc__.splitlines()[0])
     parser.add_argument("dest", type=Path)
     parser.add_argument("--records", type=int, default=2000)

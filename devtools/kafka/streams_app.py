@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.java import classpath, compile_java, java_executable, kafka_lib
+from devtools.paths import BUILD, KAFKA_SOURCES
 from streams_assign.errors import StreamsAssignError
-from streams_assign.testing.java import classpath, compile_java, java_executable, kafka_lib
-from streams_assign.testing.kafka import KafkaBroker
 
 __all__ = [
     "APP_SOURCES",
@@ -51,10 +52,10 @@ __all__ = [
     "app_classpath_next",
 ]
 
-APP_SOURCES = Path(__file__).resolve().parents[2] / "kafka" / "streams-app" / "src"
+APP_SOURCES = KAFKA_SOURCES / "streams-app" / "src"
 #: Partitions of ``orders`` and ``payments``: 4 tasks in each of the 3 sub-topologies.
 INPUT_PARTITIONS = 4
-BUILD_DIR = Path(__file__).resolve().parents[2] / "build" / "streams-app"
+BUILD_DIR = BUILD / "streams-app"
 MAIN_CLASS = "streamsassign.app.OrdersApp"
 PRODUCE_CLASS = "streamsassign.app.Produce"
 #: Stores of the topology, whose changelogs are ``<application.id>-<store>-changelog``.
@@ -307,7 +308,7 @@ class StreamsCluster:
     Parameters
     ----------
     broker:
-        A running :class:`~streams_assign.testing.kafka.KafkaBroker`.
+        A running :class:`~devtools.kafka.broker.KafkaBroker`.
     application_id:
         ``application.id`` (also the consumer group and the internal topics' prefix).
     standbys:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streams_assign.testing.java import (
+from devtools.kafka.java import (
     JavaBatch,
     KafkaJarsMissingError,
     classpath,
@@ -18,15 +18,15 @@ from streams_assign.testing.java import (
     kafka_home,
     kafka_lib,
 )
+from devtools.paths import KAFKA_SOURCES
 
 __all__ = ["HARNESS_MAIN", "harness_classpath", "streams_group_harness"]
 
 #: The harness's main class.
 HARNESS_MAIN = "io.streamsassign.harness.StreamsGroupHarness"
 
-_REPO = Path(__file__).resolve().parents[2]
-_SOURCES = _REPO / "kafka" / "streams-group" / "src"
-_CLASSES = _REPO / "kafka" / "streams-group" / "build" / "classes"
+_SOURCES = KAFKA_SOURCES / "streams-group" / "src"
+_CLASSES = KAFKA_SOURCES / "streams-group" / "build" / "classes"
 #: Jars the harness needs besides the group coordinator: slf4j (Kafka's logging API) and
 #: Jackson (the harness's JSON). Taken from ``lib-gc`` when ``make kafka`` put them there,
 #: else from ``lib`` one by one (never the whole folder, which holds Kafka 4.2's coordinator).

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devtools.generators.convergence_harness import run_randomized_scenario
 from streams_assign.api import assign
 from streams_assign.assignors.lag_aware_sticky import (
     LagAwareStickyTaskAssignor,
@@ -30,7 +31,6 @@ from streams_assign.assignors.lag_aware_sticky import (
 )
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
-from streams_assign.simulation.convergence import run_randomized_scenario
 from tests.tiers import examples
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devtools.generators.cluster_states import synthetic_cluster
 from streams_assign.api import assign
 from streams_assign.model import LONG_MAX_VALUE
 from streams_assign.optimal import (
@@ -23,7 +24,6 @@ from streams_assign.optimal import (
     solve_optimal,
 )
 from streams_assign.optimal.model import hall_violations, realize_generic
-from streams_assign.optimal.synthetic import synthetic_cluster
 from streams_assign.scenario import load_cluster_state
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from streams_assign.testing.reference import KafkaReference
+from devtools.kafka.reference import KafkaReference
 
 DIFF = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-diff"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from streams_assign.testing.reference import KafkaReference
+from devtools.kafka.reference import KafkaReference
 from tests.assignors.test_kafka_ext_parity import differences
 
 EXT = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-ext"

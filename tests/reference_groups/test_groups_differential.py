@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-from streams_assign.connect import parse_connect_sequence, replay_connect, rounds_to_json
-from streams_assign.consumer import assign_consumer_group, assignment_to_json, parse_consumer_state
-from streams_assign.errors import StreamsAssignError
-from streams_assign.testing.groups_reference import (
+from devtools.kafka.groups_reference import (
     KafkaGroupsException,
     KafkaGroupsReference,
     random_connect_sequence,
     random_consumer_state,
 )
+from streams_assign.connect import parse_connect_sequence, replay_connect, rounds_to_json
+from streams_assign.consumer import assign_consumer_group, assignment_to_json, parse_consumer_state
+from streams_assign.errors import StreamsAssignError
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO.parent / "shared" / "scenarios"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.kafka.java import JavaBatch
 from streams_assign.api import ASSIGNORS, assign, assign_group, get_assignor, load_document
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.cli import main
@@ -17,7 +18,6 @@ from streams_assign.streams_group import (
     dump_streams_group,
     from_cluster_state,
 )
-from streams_assign.testing.java import JavaBatch
 from tests.conftest import SCENARIOS
 
 SHARED = SCENARIOS

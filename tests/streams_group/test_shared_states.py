@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from devtools.kafka.java import JavaBatch
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.streams_group import load_streams_group
-from streams_assign.testing.java import JavaBatch
 from tests.conftest import SCENARIOS
 
 STATES = SCENARIOS / "kafka-streams-group"

@@ -8,8 +8,8 @@ machine, and for the tests; a user's own cluster is set up by its operators (see
 
 Usage::
 
-    python -m lag.cluster run -- streams-lag compute --master '{master}' ...
-    python -m lag.cluster start            # prints the master URL, stops on Ctrl-C
+    python -m devtools.spark_cluster run -- streams-lag compute --master '{master}' ...
+    python -m devtools.spark_cluster start            # prints the master URL, stops on Ctrl-C
 
 Every process is stopped (SIGTERM, then SIGKILL after a grace period) when the ``with`` block
 or the command ends, and only the processes this helper started.
@@ -238,12 +238,12 @@ class StandaloneCluster:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m lag.cluster``: ``run -- COMMAND...`` or ``start``; returns the exit status.
+    """``python -m devtools.spark_cluster``: ``run -- COMMAND...`` or ``start``; the exit status.
 
     In ``run``, ``{master}`` in the command is replaced by the master URL, which is also in the
     environment as ``SPARK_MASTER_URL``; the cluster stops when the command ends.
     """
-    parser = argparse.ArgumentParser(prog="python -m lag.cluster", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m devtools.spark_cluster", description=__doc__)
     parser.add_argument("mode", choices=("run", "start"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cores", type=int, default=1)
