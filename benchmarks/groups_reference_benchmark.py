@@ -20,10 +20,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
 
 from devtools.kafka.groups_reference import KafkaGroupsReference  # noqa: E402
+from devtools.paths import CORPORA  # noqa: E402
 from streams_assign.connect import parse_connect_sequence, replay_connect, rounds_to_json  # noqa: E402
 from streams_assign.consumer import assign_consumer_group, assignment_to_json, parse_consumer_state  # noqa: E402
-
-SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios"
 
 
 def main() -> None:
@@ -32,11 +31,11 @@ def main() -> None:
     args = parser.parse_args()
     consumer_docs = [
         json.loads(p.read_text())
-        for p in sorted((SCENARIOS / "kafka-consumer" / "input").glob("*.json"))
+        for p in sorted((CORPORA / "kafka-consumer" / "input").glob("*.json"))
     ]
     sequences = [
         parse_connect_sequence(json.loads(p.read_text()))
-        for p in sorted((SCENARIOS / "kafka-connect" / "input").glob("*.json"))
+        for p in sorted((CORPORA / "kafka-connect" / "input").glob("*.json"))
     ]
     rounds = sum(len(s.rounds) for s in sequences)
     with KafkaGroupsReference() as kafka:

@@ -39,6 +39,7 @@ sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from 
 
 from devtools.generators.cluster_states import scale_scenario  # noqa: E402
 from devtools.generators.convergence_harness import run_randomized_scenario  # noqa: E402
+from devtools.paths import CORPORA  # noqa: E402
 from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor  # noqa: E402
 from streams_assign.model import Assignment, ClusterState  # noqa: E402
 from streams_assign.scenario import load_cluster_state, parse_cluster_state  # noqa: E402
@@ -46,7 +47,6 @@ from streams_assign.simulation.replay import rebalances, with_changelog_sizes  #
 
 __all__ = ["REPLAY_ROUNDS", "Recorder", "main"]
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 #: Rounds of the replay per shared state (fewer when the assignor stops probing earlier).
 REPLAY_ROUNDS = 4
 NAME = LagAwareStickyTaskAssignor.name
@@ -91,8 +91,8 @@ class Recorder:
 
 def shared_states() -> None:
     """Replay every shared state for up to :data:`REPLAY_ROUNDS` rounds."""
-    files = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((SCENARIOS / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((CORPORA / "kafka-ext" / "input").glob("*.json"))
     for path in files:
         state = with_changelog_sizes(load_cluster_state(path))
         restored = int(10_000 * state.configs.probing_rebalance_interval_ms / 1000)

@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
 
 from devtools.generators.cluster_states import synthetic_cluster  # noqa: E402
+from devtools.paths import CORPORA  # noqa: E402
 from streams_assign.api import assign  # noqa: E402
 from streams_assign.optimal import (  # noqa: E402
     PlacementCosts,
@@ -46,9 +47,7 @@ from streams_assign.optimal import (  # noqa: E402
 from streams_assign.scenario import load_cluster_state  # noqa: E402
 
 SIZES = ((50, 10), (200, 20), (500, 25))
-DEFAULT_SCENARIOS = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "scenarios" / "kafka-diff" / "input"
-)
+DEFAULT_SCENARIOS = CORPORA / "kafka-diff" / "input"
 
 
 def _row(*cells: object) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["BUILD", "KAFKA_SOURCES", "REPO"]
+__all__ = ["BUILD", "CORPORA", "KAFKA_SOURCES", "REPO"]
 
 #: The repository root (the folder holding ``pyproject.toml``).
 REPO = Path(__file__).resolve().parents[1]
@@ -16,3 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 KAFKA_SOURCES = REPO / "kafka"
 #: Compiled classes of the harnesses and the Streams app (ignored by git).
 BUILD = REPO / "build"
+#: Kafka's recorded decisions the tests and benchmarks compare with, one folder per corpus
+#: (``kafka-diff``, ``kafka-ext``, ``kafka-consumer``, ``kafka-connect``, ``kafka-group``,
+#: ``kafka-streams-group``); ``tests/corpora/PROVENANCE.md`` says how each was made.
+CORPORA = REPO / "tests" / "corpora"

@@ -6,7 +6,7 @@ the broker, not by a Streams client acting as leader. What its ``TaskAssignor`` 
 currently owned active / standby / warm-up tasks and reported changelog offset sums), a
 ``TopologyDescriber`` (subtopologies with their partition counts and whether they are stateful)
 and the group's ``AssignmentConfigs``. This package reads and writes that state in the JSON
-format of ``../shared/scenarios/kafka-streams-group/FORMAT.md`` and the assignor's decision in
+format of ``tests/corpora/kafka-streams-group/FORMAT.md`` and the assignor's decision in
 the matching output format.
 
 The two formats of this project are told apart by their fields: a streams-group state has

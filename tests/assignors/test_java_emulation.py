@@ -41,14 +41,14 @@ def test_the_literal_switch_itself_is_found_by_the_check() -> None:
     assert _branches_on_literal(emulation) != []
 
 
-def _state(shared_scenarios: Path, literal: bool) -> AssignmentState:
-    paths = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
-    assert paths, f"no kafka-diff input under {shared_scenarios}"
+def _state(kafka_corpora: Path, literal: bool) -> AssignmentState:
+    paths = sorted((kafka_corpora / "kafka-diff" / "input").glob("*.json"))
+    assert paths, f"no kafka-diff input under {kafka_corpora}"
     return AssignmentState(load_cluster_state(paths[0]), literal=literal)
 
 
-def test_the_default_state_is_built_with_the_fast_structures(shared_scenarios: Path) -> None:
-    state = _state(shared_scenarios, literal=False)
+def test_the_default_state_is_built_with_the_fast_structures(kafka_corpora: Path) -> None:
+    state = _state(kafka_corpora, literal=False)
     assert isinstance(state.java, FastJavaEmulation)
     assert not state.java.visits_every_pair
     polled = state.priority_set(state.task_load, lambda c, t: True)
@@ -56,8 +56,8 @@ def test_the_default_state_is_built_with_the_fast_structures(shared_scenarios: P
     assert isinstance(state.java.caught_up_clients_by_task_load(state), ExactCaughtUpClients)
 
 
-def test_the_literal_state_is_built_with_kafkas_structures(shared_scenarios: Path) -> None:
-    state = _state(shared_scenarios, literal=True)
+def test_the_literal_state_is_built_with_kafkas_structures(kafka_corpora: Path) -> None:
+    state = _state(kafka_corpora, literal=True)
     assert isinstance(state.java, LiteralJavaEmulation)
     assert state.literal and state.java.visits_every_pair
     polled = state.priority_set(state.task_load, lambda c, t: True)

@@ -1,4 +1,4 @@
-"""Parity with Kafka on ``../shared/scenarios/kafka-ext`` (zones, threads, both): 120 files.
+"""Parity with Kafka on ``tests/corpora/kafka-ext`` (zones, threads, both): 120 files.
 
 Each expected file is Apache Kafka's own output (trunk 1eb7644349cb) for the input of the same
 name: per client ``active`` and ``standby``, and per consumer ``active`` and ``standby`` where
@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.api import assign
 
-EXT = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-ext"
+EXT = CORPORA / "kafka-ext"
 INPUTS = sorted((EXT / "input").glob("*.json")) if EXT.is_dir() else []
 
 

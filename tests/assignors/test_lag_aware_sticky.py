@@ -221,13 +221,13 @@ WORSE_THAN_HA = {
 
 
 @pytest.fixture(scope="module")
-def shared_totals(shared_scenarios: Path) -> dict[str, Any]:
+def shared_totals(kafka_corpora: Path) -> dict[str, Any]:
     from benchmarks.improved_assignor_benchmark import why_worse_than_ha
     from streams_assign.optimal.costs import PlacementCosts
     from streams_assign.optimal.metrics import score
 
-    files = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((shared_scenarios / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((kafka_corpora / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((kafka_corpora / "kafka-ext" / "input").glob("*.json"))
     assert len(files) == 280
     totals: dict[str, Any] = {"worse": {}}
     for path in files:

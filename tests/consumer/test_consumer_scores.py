@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.consumer import assign_consumer_group, load_consumer_state
 from streams_assign.consumer.scores import score_consumer_assignment
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-consumer"
+FOLDER = CORPORA / "kafka-consumer"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))
 
 

@@ -168,9 +168,9 @@ def test_hall_violations_find_the_client_set_the_tasks_cannot_supply():
 
 
 @pytest.mark.slow
-def test_hall_cuts_keep_the_aggregated_model_exact(shared_scenarios, caplog):
+def test_hall_cuts_keep_the_aggregated_model_exact(kafka_corpora, caplog):
     # s0023-large: the first aggregated optimum puts generic standbys where they cannot be named.
-    cluster = load_cluster_state(shared_scenarios / "kafka-diff" / "input" / "s0023-large.json")
+    cluster = load_cluster_state(kafka_corpora / "kafka-diff" / "input" / "s0023-large.json")
     with caplog.at_level(logging.INFO, logger="streams_assign.optimal.solve"):
         aggregated = solve_optimal(cluster, "immediate", time_limit=30)
     full = solve_optimal(cluster, "immediate", time_limit=30, aggregate=False)

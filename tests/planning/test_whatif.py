@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.model import LATEST_OFFSET
 from streams_assign.planning.whatif import Changes, PlanInputError, apply_changes
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-INPUTS = SHARED / "scenarios" / "kafka-diff" / "input"
+INPUTS = CORPORA / "kafka-diff" / "input"
 
 
 def _inputs() -> list[Path]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from devtools.kafka.java import JavaBatch
+from devtools.paths import CORPORA
 from streams_assign.api import ASSIGNORS, assign, assign_group, get_assignor, load_document
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.cli import main
@@ -18,11 +19,9 @@ from streams_assign.streams_group import (
     dump_streams_group,
     from_cluster_state,
 )
-from tests.conftest import SCENARIOS
 
-SHARED = SCENARIOS
-GROUP = SHARED / "kafka-streams-group"
-CLASSIC = SHARED / "kafka-diff" / "input"
+GROUP = CORPORA / "kafka-streams-group"
+CLASSIC = CORPORA / "kafka-diff" / "input"
 
 
 def _group_file(name: str = "sg000_rolling_bounce.json") -> tuple[Path, dict]:
