@@ -59,7 +59,7 @@ def run(path: Path) -> list[str]:
 
 
 def test_all_120_files_are_present() -> None:
-    assert EXT.is_dir(), f"{EXT} is missing: the shared scenarios must sit beside the repository"
+    assert EXT.is_dir(), f"{EXT} is missing: Kafka's recorded decisions belong in tests/corpora"
     assert len(INPUTS) == 120
     assert {p.name for p in (EXT / "expected").glob("*.json")} == {p.name for p in INPUTS}
 
