@@ -31,7 +31,7 @@ import tempfile
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -512,15 +512,3 @@ class StreamsCluster:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self.close()
-
-
-@contextlib.contextmanager
-def streams_cluster(
-    broker: KafkaBroker, application_id: str, **options: Any
-) -> Iterator[StreamsCluster]:
-    """A :class:`StreamsCluster` closed (every JVM killed, folder removed) when the block ends."""
-    cluster = StreamsCluster(broker, application_id, **options)
-    try:
-        yield cluster
-    finally:
-        cluster.close()
