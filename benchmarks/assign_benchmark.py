@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from 
 
 from devtools.generators.cluster_states import scale_scenario  # noqa: E402
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
-from streams_assign.scenario import parse_cluster_state  # noqa: E402
+from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
 
 #: Kafka's Java assignor on this machine class (from the issue), seconds.
 KAFKA_JAVA_SECONDS = {10: 0.064, 100: 0.85, 1000: 19.9}

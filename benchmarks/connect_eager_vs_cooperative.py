@@ -29,9 +29,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
 
 from devtools.paths import CORPORA  # noqa: E402
-from streams_assign.connect import load_connect_sequence, replay_connect  # noqa: E402
+from streams_assign.connect import replay_connect  # noqa: E402
 from streams_assign.connect.scores import SequenceScore, score_sequence  # noqa: E402
 from streams_assign.connect.simulate import simulate_connect  # noqa: E402
+from streams_assign.formats.connect_sequence import load_connect_sequence  # noqa: E402
 
 DEFAULT_FOLDER = CORPORA / "kafka-connect"
 
@@ -74,8 +75,9 @@ def _table(title: str) -> Table:
 
 
 def _consumer_table(console: Console, folder: Path) -> None:
-    from streams_assign.consumer import assign_consumer_group, load_consumer_state
+    from streams_assign.consumer import assign_consumer_group
     from streams_assign.consumer.scores import score_consumer_assignment
+    from streams_assign.formats.consumer_group import load_consumer_state
 
     states = [load_consumer_state(p) for p in sorted((folder / "input").glob("*.json"))]
     if not states:

@@ -21,8 +21,10 @@ sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from 
 
 from devtools.kafka.groups_reference import KafkaGroupsReference  # noqa: E402
 from devtools.paths import CORPORA  # noqa: E402
-from streams_assign.connect import parse_connect_sequence, replay_connect, rounds_to_json  # noqa: E402
-from streams_assign.consumer import assign_consumer_group, assignment_to_json, parse_consumer_state  # noqa: E402
+from streams_assign.connect import replay_connect, rounds_to_json  # noqa: E402
+from streams_assign.consumer import assign_consumer_group  # noqa: E402
+from streams_assign.formats.connect_sequence import parse_connect_sequence  # noqa: E402
+from streams_assign.formats.consumer_group import assignment_to_json, parse_consumer_state  # noqa: E402
 
 
 def main() -> None:

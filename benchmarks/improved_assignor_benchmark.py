@@ -44,11 +44,11 @@ from devtools.generators.cluster_states import scale_scenario  # noqa: E402
 from devtools.generators.convergence_harness import run_randomized_scenario  # noqa: E402
 from devtools.paths import CORPORA  # noqa: E402
 from streams_assign.api import assign  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state  # noqa: E402
 from streams_assign.model import Assignment, ClusterState  # noqa: E402
 from streams_assign.optimal.costs import PlacementCosts  # noqa: E402
 from streams_assign.optimal.metrics import Metrics, score  # noqa: E402
 from streams_assign.optimal.same_rules import without_warmups, zone_violations  # noqa: E402
-from streams_assign.scenario import load_cluster_state, parse_cluster_state  # noqa: E402
 from streams_assign.simulation.replay import rebalances, replay, with_changelog_sizes  # noqa: E402
 
 ASSIGNORS = ("high_availability", "lag_aware_sticky")

@@ -41,8 +41,8 @@ from devtools.generators.cluster_states import scale_scenario  # noqa: E402
 from devtools.generators.convergence_harness import run_randomized_scenario  # noqa: E402
 from devtools.paths import CORPORA  # noqa: E402
 from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state  # noqa: E402
 from streams_assign.model import Assignment, ClusterState  # noqa: E402
-from streams_assign.scenario import load_cluster_state, parse_cluster_state  # noqa: E402
 from streams_assign.simulation.replay import rebalances, with_changelog_sizes  # noqa: E402
 
 __all__ = ["REPLAY_ROUNDS", "Recorder", "main"]

@@ -54,7 +54,7 @@ from devtools.generators.cluster_states import scale_scenario  # noqa: E402
 from devtools.kafka.java import JavaError  # noqa: E402
 from devtools.kafka.reference import KafkaReference, differences  # noqa: E402
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
-from streams_assign.scenario import parse_cluster_state  # noqa: E402
+from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
 
 
 def seconds_median(run: Any, repeat: int) -> float:

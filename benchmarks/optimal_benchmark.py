@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from 
 from devtools.generators.cluster_states import synthetic_cluster  # noqa: E402
 from devtools.paths import CORPORA  # noqa: E402
 from streams_assign.api import assign  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state  # noqa: E402
 from streams_assign.optimal import (  # noqa: E402
     PlacementCosts,
     Problem,
@@ -44,7 +45,6 @@ from streams_assign.optimal import (  # noqa: E402
     score,
     solve_optimal,
 )
-from streams_assign.scenario import load_cluster_state  # noqa: E402
 
 SIZES = ((50, 10), (200, 20), (500, 25))
 DEFAULT_SCENARIOS = CORPORA / "kafka-diff" / "input"

@@ -23,7 +23,7 @@ from devtools.paths import CORPORA  # noqa: E402
 from streams_assign.api import assign  # noqa: E402
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
 from streams_assign.assignors.threads import assign_tasks_to_consumers  # noqa: E402
-from streams_assign.scenario import load_cluster_state  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state  # noqa: E402
 
 
 def decide(path: Path, literal: bool) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def kafka_random_cluster(
     Returns
     -------
     dict
-        A document for :func:`streams_assign.scenario.parse_cluster_state`, with the
+        A document for :func:`streams_assign.formats.cluster_state.parse_cluster_state`, with the
         ``task_partitions``, ``task_changelog_partitions``, ``partition_racks`` and
         ``client_racks`` extensions.
     """
@@ -155,7 +155,7 @@ def time_assignment(document: dict[str, Any], solver: str = "ortools") -> dict[s
     """
     from streams_assign.assignors import rack_aware
     from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-    from streams_assign.scenario import parse_cluster_state
+    from streams_assign.formats.cluster_state import parse_cluster_state
 
     cluster = parse_cluster_state(document)
     spent = {"active": 0.0, "standby": 0.0}

@@ -47,10 +47,10 @@ from streams_assign.assignors.lag_aware_sticky import (  # noqa: E402
     warmup_priority,
 )
 from streams_assign.assignors.lag_aware_sticky.problem import IndexedCluster, index_cluster  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state  # noqa: E402
 from streams_assign.model import Assignment, ClusterState  # noqa: E402
 from streams_assign.optimal.costs import PlacementCosts  # noqa: E402
 from streams_assign.optimal.metrics import score  # noqa: E402
-from streams_assign.scenario import load_cluster_state  # noqa: E402
 
 #: CP-SAT wall seconds per state for the relaxed optimum, and search workers (a shared machine).
 OPTIMUM_TIME_LIMIT = 30.0

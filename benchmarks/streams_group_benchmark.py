@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from 
 from devtools.generators.streams_groups import scale_streams_group  # noqa: E402
 from devtools.kafka.streams_group_harness import streams_group_harness  # noqa: E402
 from streams_assign.assignors.streams_group_sticky import assign_streams_group  # noqa: E402
-from streams_assign.streams_group import loads_streams_group, parse_streams_group  # noqa: E402
+from streams_assign.formats.streams_group import loads_streams_group, parse_streams_group  # noqa: E402
 
 
 def _median_ms(samples: list[float]) -> float:

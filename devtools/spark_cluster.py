@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from lag.errors import LagInputError
+from streams_assign.errors import LagInputError
 
 #: Seconds to wait for the master to list every worker as alive.
 START_TIMEOUT_S = 240.0

@@ -37,8 +37,8 @@ from streams_assign.clients.codec import AssignmentInfo
 from streams_assign.clients.core import StreamsProcess, StreamsSettings
 from streams_assign.clients.offsets import KafkaEndOffsets
 from streams_assign.clients.state import StateDirectory
-from streams_assign.clients.topology import Subtopology, Topology
-from streams_assign.model import TaskId
+from streams_assign.clients.topology import Topology
+from streams_assign.model import Subtopology, TaskId
 
 log = logging.getLogger("counts_app")
 CHECKPOINT_INTERVAL_S = 0.2

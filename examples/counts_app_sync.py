@@ -30,8 +30,8 @@ from streams_assign.clients.kafka_python_adapter import (
 )
 from streams_assign.clients.offsets import KafkaEndOffsets
 from streams_assign.clients.state import StateDirectory
-from streams_assign.clients.topology import Subtopology, Topology
-from streams_assign.model import TaskId
+from streams_assign.clients.topology import Topology
+from streams_assign.model import Subtopology, TaskId
 
 log = logging.getLogger("counts_app_sync")
 CHECKPOINT_INTERVAL_S = 0.2

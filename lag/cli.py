@@ -26,8 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lag.errors import ErrorRow, LagInputError, summarize_reasons
+from lag.error_rows import ErrorRow, summarize_reasons
 from lag.kafka import LONG_MAX
+from streams_assign.errors import LagInputError
 
 EXIT_INPUT = 2
 
@@ -252,8 +253,8 @@ def _write_small_errors(errors: list[ErrorRow], path: str) -> None:
     import io
     import json
 
-    from lag.errors import ERROR_COLUMNS
-    from streams_assign.io import write_atomic
+    from lag.error_rows import ERROR_COLUMNS
+    from streams_assign.formats.atomic import write_atomic
 
     suffix = Path(path).suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):

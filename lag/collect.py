@@ -42,8 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lag.errors import ErrorRow, LagInputError
+from lag.error_rows import ErrorRow
 from lag.kafka import INT_MAX, LONG_MAX, OFFSET_UNKNOWN, parse_task_id
+from streams_assign.errors import LagInputError
 
 CHECKPOINT_FILE = ".checkpoint"
 PROCESS_METADATA_FILE = "kafka-streams-process-metadata"
@@ -427,7 +428,7 @@ def write_offset_rows(rows: list[dict[str, Any]], path: str | os.PathLike[str]) 
     OSError
         When the destination folder is not writable (the destination is then unchanged).
     """
-    from streams_assign.io import write_atomic
+    from streams_assign.formats.atomic import write_atomic
 
     target = Path(path)
     if target.suffix in (".jsonl", ".json", ".ndjson"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lag.errors import ErrorRow
+from lag.error_rows import ErrorRow
 from lag.kafka import INT_MAX, LONG_MAX
 
 _DIGITS = re.compile(r"^[0-9]+$")

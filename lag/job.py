@@ -42,7 +42,7 @@ from lag.asof import (
     plan_size_bytes,
     shuffle_partitions_for,
 )
-from lag.errors import ErrorRow, LagInputError
+from lag.error_rows import ErrorRow
 from lag.kafka import LONG_MAX
 from lag.keys import LONG_MIN, decode, member_process_keys, scan_process_keys
 from lag.layout import TaskLayout, configs_json, plan_tasks, previous_active_tasks
@@ -65,6 +65,7 @@ from lag.sums import (
     snapshot_sums,
 )
 from lag.topology import Topology
+from streams_assign.errors import LagInputError
 from streams_assign.model import AssignmentConfigs
 
 if TYPE_CHECKING:

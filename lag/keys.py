@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lag.errors import LagInputError
 from lag.members import Membership
+from streams_assign.errors import LagInputError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

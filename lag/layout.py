@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from lag.errors import ErrorRow, LagInputError
+from lag.error_rows import ErrorRow
 from lag.kafka import sorted_task_ids
 from lag.members import Membership
 from lag.topology import Topology
+from streams_assign.errors import LagInputError
 from streams_assign.model import AssignmentConfigs
 
 

@@ -28,7 +28,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from lag.errors import ErrorRow
+from lag.error_rows import ErrorRow
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _STREAMS_CLIENT_ID = re.compile(

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lag.errors import ErrorRow, LagInputError
+from lag.error_rows import ErrorRow
 from lag.members import Membership, parse_members
 from lag.progress import Stages
 from lag.topology import Topology, parse_topology
+from streams_assign.errors import LagInputError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -449,11 +450,11 @@ def validate_document(document: dict[str, Any], path: str) -> None:
     Raises
     ------
     LagInputError
-        When ``streams_assign.scenario.parse_cluster_state`` refuses it (naming the JSON path
-        and the value); nothing is written then.
+        When ``streams_assign.formats.cluster_state.parse_cluster_state`` refuses it (naming
+        the JSON path and the value); nothing is written then.
     """
     from streams_assign.errors import InvalidScenarioError
-    from streams_assign.scenario import parse_cluster_state
+    from streams_assign.formats.cluster_state import parse_cluster_state
 
     try:
         parse_cluster_state(document)
@@ -487,7 +488,7 @@ def run_compute(
     from lag.job import LAG_PLAIN_COLUMNS
     from lag.output import write_table
     from lag.spark import get_spark
-    from streams_assign.io import write_json_atomic
+    from streams_assign.formats.atomic import write_json_atomic
 
     outputs = [p for p in (request.lags_table, request.restore_table, request.errors_table) if p]
     stages = Stages(4 + len(outputs), progress)

@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lag.errors import ErrorRow, LagInputError
+from lag.error_rows import ErrorRow
 from lag.get_offsets import parse_get_offsets
+from streams_assign.errors import LagInputError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -49,8 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from lag.collect import read_checkpoint
-from lag.errors import ErrorRow, LagInputError
+from lag.error_rows import ErrorRow
 from lag.kafka import INT_MAX, LONG_MAX, OFFSET_UNKNOWN
+from streams_assign.errors import LagInputError
 
 __all__ = [
     "LEGACY_STORE_CHECKPOINT_PREFIX",

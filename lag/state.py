@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from lag.errors import ErrorRow
+from lag.error_rows import ErrorRow
 from lag.kafka import (
     LATEST_OFFSET,
     LONG_MAX,

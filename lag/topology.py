@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from lag.errors import LagInputError
+from streams_assign.errors import LagInputError
 
 _SUBTOPOLOGY = re.compile(r"^\s*Sub-topology:\s*(?P<id>\d+)\b(?P<rest>.*)$")
 _SOURCE = re.compile(r"Source:\s*(?P<name>[^\s(]+)\s*\(topics:\s*(?P<topics>.*?)\)(?:\s|$)")
@@ -43,7 +43,7 @@ _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
 @dataclass(frozen=True, slots=True)
-class SubTopology:
+class SubtopologyDescription:
     """One sub-topology (Kafka's ``TopicsInfo`` / topic group): a unit that becomes tasks.
 
     Attributes
@@ -83,7 +83,7 @@ class Topology:
         By sub-topology id, in id order.
     """
 
-    subtopologies: dict[int, SubTopology] = field(default_factory=dict)
+    subtopologies: dict[int, SubtopologyDescription] = field(default_factory=dict)
 
     def changelog_topics(self, application_id: str) -> dict[str, tuple[int, str]]:
         """Changelog topic of every store, with the sub-topology and store it belongs to.
@@ -243,7 +243,7 @@ def parse_topology(text: str, source: str = "topology") -> Topology:
         )
     return Topology(
         {
-            sub_id: SubTopology(
+            sub_id: SubtopologyDescription(
                 id=sub_id,
                 source_topics=tuple(dict.fromkeys(parts["topics"])),
                 source_patterns=tuple(dict.fromkeys(parts["patterns"])),

@@ -25,6 +25,12 @@ if TYPE_CHECKING:
         TaskAssignmentError,
         UnknownAssignorError,
     )
+    from streams_assign.formats.cluster_state import (
+        cluster_state_to_json,
+        load_cluster_state,
+        loads_cluster_state,
+        parse_cluster_state,
+    )
     from streams_assign.model import (
         LATEST_OFFSET,
         LONG_MAX_VALUE,
@@ -37,12 +43,6 @@ if TYPE_CHECKING:
         ConsumerState,
         TaskId,
         process_id_sort_key,
-    )
-    from streams_assign.scenario import (
-        cluster_state_to_json,
-        load_cluster_state,
-        loads_cluster_state,
-        parse_cluster_state,
     )
 
 __version__ = "0.1.0"
@@ -69,10 +69,10 @@ _SOURCES: dict[str, str] = {
     "ConsumerState": "model",
     "TaskId": "model",
     "process_id_sort_key": "model",
-    "cluster_state_to_json": "scenario",
-    "load_cluster_state": "scenario",
-    "loads_cluster_state": "scenario",
-    "parse_cluster_state": "scenario",
+    "cluster_state_to_json": "formats.cluster_state",
+    "load_cluster_state": "formats.cluster_state",
+    "loads_cluster_state": "formats.cluster_state",
+    "parse_cluster_state": "formats.cluster_state",
 }
 
 __all__ = [

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from streams_assign.assignors.fallback import select_assignor
 from streams_assign.errors import UnknownAssignorError
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import Assignment, ClusterState
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.streams_group import StreamsGroupAssignment, StreamsGroupState
 
 __all__ = [
@@ -154,7 +154,7 @@ def assign_group(
         When Kafka's assignor throws (a group without members but with tasks).
     """
     from streams_assign.assignors.streams_group_sticky import assign_streams_group
-    from streams_assign.streams_group import load_streams_group, parse_streams_group
+    from streams_assign.formats.streams_group import load_streams_group, parse_streams_group
 
     if isinstance(source, StreamsGroupState):
         state = source
@@ -180,7 +180,7 @@ def load_document(path: str | Path) -> ClusterState | StreamsGroupState:
     """
     import json
 
-    from streams_assign.streams_group import is_streams_group_document, loads_streams_group
+    from streams_assign.formats.streams_group import is_streams_group_document, loads_streams_group
 
     text = Path(path).read_text(encoding="utf-8")
     try:

@@ -2,7 +2,10 @@
 
 Everything here is immutable and validated on construction. The shapes follow Kafka Streams'
 ``org.apache.kafka.streams.processor.TaskId``, ``ProcessId`` (``java.util.UUID``),
-``AssignmentConfigs`` and ``ClientState`` (reference sections 1 and 2).
+``AssignmentConfigs`` and ``ClientState`` (reference sections 1 and 2). Each value the package
+shares is defined here once: Java's ``Long.MAX_VALUE``, the task-id text, Kafka's
+``TopicPartition`` and a sub-topology's topics (:class:`Subtopology`). The documents these values
+are read from live in :mod:`streams_assign.formats`.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ LATEST_OFFSET = -2
 #: Kafka's ``SubscriptionInfo.UNKNOWN_OFFSET_SUM``: the client could not tell its offset sum.
 UNKNOWN_OFFSET_SUM = -3
 
-# Kafka's TaskId.parse: the topology name ends at the first "__"; both numbers are plain ints.
-_TASK_RE = re.compile(r"(?:(?P<name>(?:(?!__).)+)__)?(?P<sub>[0-9]+)_(?P<part>[0-9]+)", re.DOTALL)
+#: A task id as text, Kafka's ``TaskId.parse``: the topology name ends at the first ``__``; both
+#: numbers are plain ints. (The JSON Schema of the format derives its task pattern from this.)
+TASK_ID_RE = re.compile(
+    r"(?:(?P<name>(?:(?!__).)+)__)?(?P<sub>[0-9]+)_(?P<part>[0-9]+)", re.DOTALL
+)
 _INT_MAX = 2**31 - 1
 
 #: A Kafka ``TopicPartition``: ``(topic, partition)``.
@@ -82,7 +88,7 @@ class TaskId:
         """Parse ``"<sub>_<part>"`` or ``"<name>__<sub>_<part>"`` (Kafka's ``TaskId.parse``)."""
         if not isinstance(text, str):
             raise InvalidTaskIdError("", f"task id must be a string, got {text!r}")
-        match = _TASK_RE.fullmatch(text)
+        match = TASK_ID_RE.fullmatch(text)
         if match is None:
             raise InvalidTaskIdError(
                 "", f"malformed task id {text!r} (expected '<subtopology>_<partition>')"
@@ -110,6 +116,35 @@ class TaskId:
     def sort_key(self) -> tuple[str, int, int]:
         """A tuple that sorts as ``compareTo`` does (callers ensure names are all set or unset)."""
         return (self.topology_name or "", self.subtopology, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class Subtopology:
+    """One sub-topology: its id, source topics and its stores' changelog topics.
+
+    As in Kafka Streams (``InternalTopologyBuilder.TopicsInfo``), partition ``p`` of every
+    source topic forms task ``<id>_<p>`` (the source topics are co-partitioned), and partition
+    ``p`` of each changelog topic belongs to the same task.
+
+    Attributes
+    ----------
+    id:
+        The sub-topology number (the ``1`` of task ``1_3``), >= 0.
+    source_topics:
+        Co-partitioned input topics; at least one.
+    changelog_topics:
+        The changelog topics of its state stores (``<application.id>-<store>-changelog``);
+        empty for a stateless sub-topology.
+    """
+
+    id: int
+    source_topics: tuple[str, ...]
+    changelog_topics: tuple[str, ...] = ()
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the sub-topology has logged state stores."""
+        return bool(self.changelog_topics)
 
 
 def process_id_sort_key(process_id: str) -> tuple[int, int]:
@@ -489,6 +524,8 @@ __all__ = [
     "LATEST_OFFSET",
     "LONG_MAX_VALUE",
     "RACK_AWARE_STRATEGIES",
+    "Subtopology",
+    "TASK_ID_RE",
     "TaskId",
     "TopicPartition",
     "UNKNOWN_OFFSET_SUM",

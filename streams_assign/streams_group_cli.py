@@ -13,14 +13,10 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import StreamsGroupUsageError
 from streams_assign.streams_group import StreamsGroupAssignment, StreamsGroupState
 
-__all__ = ["StreamsGroupUsageError", "assign_streams_group_cli", "print_streams_group_assignment"]
-
-
-class StreamsGroupUsageError(StreamsAssignError, ValueError):
-    """A classic assignor was asked to decide a streams-group state."""
+__all__ = ["assign_streams_group_cli", "print_streams_group_assignment"]
 
 
 def assign_streams_group_cli(

@@ -117,12 +117,12 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from streams_assign.scenario import load_cluster_state
+    from streams_assign.formats.cluster_state import load_cluster_state
 
     try:
         cluster = load_cluster_state(args.file)
     except OSError as exc:
-        from streams_assign.streams_group_cli import StreamsGroupUsageError
+        from streams_assign.errors import StreamsGroupUsageError
 
         raise StreamsGroupUsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
     comparison = compare_protocols(cluster)

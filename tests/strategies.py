@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-LONG_MAX = 9_223_372_036_854_775_807
+from streams_assign.model import LONG_MAX_VALUE
 
 #: Lags a client may report for a stateful task: running active, unknown, caught up or behind.
 LAGS = st.one_of(
@@ -80,7 +80,9 @@ def cluster_documents(
             clients[owner]["prev_active"].append(task)
     return {
         "configs": {
-            "acceptable_recovery_lag": draw(st.sampled_from([0, 100, 1000, 10_000, LONG_MAX])),
+            "acceptable_recovery_lag": draw(
+                st.sampled_from([0, 100, 1000, 10_000, LONG_MAX_VALUE])
+            ),
             "max_warmup_replicas": draw(st.sampled_from([1, 2, 3, 100])),
             "num_standby_replicas": draw(st.integers(min_value=0, max_value=3)),
             "probing_rebalance_interval_ms": 600_000,

@@ -1,4 +1,4 @@
-"""The format extensions are parsed once, by ``scenario``, into typed ClusterState fields."""
+"""The format extensions are parsed once, into typed ClusterState fields."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from streams_assign.errors import InvalidScenarioError
-from streams_assign.scenario import cluster_state_to_json, parse_cluster_state
+from streams_assign.formats.cluster_state import cluster_state_to_json, parse_cluster_state
 
 P1 = "00000000-0000-0000-0000-000000000001"
 P2 = "00000000-0000-0000-0000-000000000002"

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from streams_assign.api import assign
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import InvalidScenarioError
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import (
     LATEST_OFFSET,
     LONG_MAX_VALUE,
@@ -22,7 +23,6 @@ from streams_assign.model import (
     is_caught_up,
     process_id_sort_key,
 )
-from streams_assign.scenario import parse_cluster_state
 
 P1, P2, P3 = (f"00000000-0000-0000-0000-00000000000{n}" for n in (1, 2, 3))
 

@@ -14,6 +14,7 @@ import pytest
 
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import InvalidScenarioError, InvalidTaskIdError, TaskAssignmentError
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import (
     LONG_MAX_VALUE,
     AssignmentConfigs,
@@ -21,7 +22,6 @@ from streams_assign.model import (
     java_uuid_hash_code,
     process_id_sort_key,
 )
-from streams_assign.scenario import parse_cluster_state
 
 INT_MAX = 2**31 - 1
 

@@ -93,7 +93,7 @@ def test_every_public_module_declares_all() -> None:
         "streams_assign.cli",
         "streams_assign.errors",
         "streams_assign.model",
-        "streams_assign.scenario",
+        "streams_assign.formats.cluster_state",
         "streams_assign.javacompat",
     ],
 )

@@ -11,7 +11,7 @@ import pytest
 
 from streams_assign.cli import main
 from streams_assign.errors import InvalidScenarioError
-from streams_assign.scenario import (
+from streams_assign.formats.cluster_state import (
     KAFKA_CONFIG_NAMES,
     load_cluster_state,
     loads_cluster_state,

@@ -15,7 +15,7 @@ import pytest
 from streams_assign.api import assign
 from streams_assign.cli import main
 from streams_assign.errors import InvalidScenarioError
-from streams_assign.scenario import loads_cluster_state, parse_cluster_state
+from streams_assign.formats.cluster_state import loads_cluster_state, parse_cluster_state
 
 P1 = "00000000-0000-0000-0000-000000000001"
 P2 = "00000000-0000-0000-0000-000000000002"

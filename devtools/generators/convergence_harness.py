@@ -23,18 +23,14 @@ from streams_assign import (
     AssignmentConfigs,
     ClientState,
     ClusterState,
-    StreamsAssignError,
     TaskId,
     assign,
     process_id_sort_key,
 )
+from streams_assign.errors import NotConvergedError
 
 #: Changelog size of every stateful task in Kafka's harness, in records.
 HARNESS_END_OFFSET_SUM = 150_000
-
-
-class NotConvergedError(StreamsAssignError, AssertionError):
-    """The assignor still asked for a probing rebalance after the iteration limit."""
 
 
 @dataclass
@@ -324,7 +320,6 @@ def run_randomized_scenario(
 __all__ = [
     "ConvergenceHarness",
     "HARNESS_END_OFFSET_SUM",
-    "NotConvergedError",
     "SimulatedClient",
     "run_randomized_scenario",
 ]

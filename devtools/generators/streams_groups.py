@@ -24,7 +24,7 @@ from typing import Any
 from devtools.generators.cluster_states import process_ids
 from streams_assign.assignors import streams_group_sticky as sticky_module
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
-from streams_assign.streams_group import parse_streams_group
+from streams_assign.formats.streams_group import parse_streams_group
 
 __all__ = ["KINDS", "random_streams_group", "scale_streams_group"]
 

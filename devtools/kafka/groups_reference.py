@@ -228,7 +228,8 @@ def random_connect_sequence(rng: random.Random, assignor: str) -> dict[str, Any]
     The decisions fed back are those of this project's assignor; the document is fixed before
     either side runs it, so a differential on it compares like with like.
     """
-    from streams_assign.connect import parse_connect_sequence, replay_connect
+    from streams_assign.connect import replay_connect
+    from streams_assign.formats.connect_sequence import parse_connect_sequence
 
     def config() -> dict[str, int]:
         return {f"ct{rng.randrange(30)}": rng.randrange(9) for _ in range(rng.randint(0, 8))}

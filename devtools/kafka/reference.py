@@ -179,7 +179,7 @@ def ours(document: Mapping[str, Any], assignor: str = "high_availability") -> di
         Where Kafka's code throws too.
     """
     from streams_assign.api import get_assignor
-    from streams_assign.scenario import parse_cluster_state
+    from streams_assign.formats.cluster_state import parse_cluster_state
 
     cluster = parse_cluster_state(json.loads(json.dumps(document)))
     result = get_assignor(assignor).assign(cluster)

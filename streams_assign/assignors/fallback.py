@@ -30,7 +30,7 @@ def lag_computation_failed(cluster: ClusterState) -> bool:
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> pid = "00000000-0000-0000-0000-000000000001"
     >>> lag_computation_failed(parse_cluster_state({"stateful_tasks": ["0_0"],
     ...     "clients": [{"id": pid, "capacity": 1, "task_lags": {"0_0": -3}}]}))
@@ -68,7 +68,7 @@ class FallbackPriorTaskAssignor:
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> cluster = parse_cluster_state({
     ...     "stateful_tasks": ["0_0", "0_1", "0_2"],
     ...     "clients": [

@@ -443,7 +443,7 @@ class LegacyStickyTaskAssignor:
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> cluster = parse_cluster_state({
     ...     "stateful_tasks": ["0_0", "0_1", "0_2"],
     ...     "clients": [

@@ -36,7 +36,7 @@ from functools import lru_cache
 from operator import mul
 
 from streams_assign._java.priority import KeyedJavaPriorityQueue
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import TaskAssignorException
 from streams_assign.javacompat import JavaHashMap, java_string_hash_code, spread, table_size_for
 from streams_assign.model import (
     Assignment,
@@ -56,7 +56,7 @@ from streams_assign.streams_group import (
     java_string_order,
 )
 
-__all__ = ["StreamsGroupStickyTaskAssignor", "TaskAssignorException", "assign_streams_group"]
+__all__ = ["StreamsGroupStickyTaskAssignor", "assign_streams_group"]
 
 log = logging.getLogger(__name__)
 
@@ -88,13 +88,6 @@ _JAVA_DOUBLE_MAX = 1.7976931348623157e308
 #: A task, numbered in (subtopology in Java ``String`` order, partition) order: see
 #: :class:`_TaskNumbering`. Integers hash and compare faster than (subtopology, partition) pairs.
 Task = int
-
-
-class TaskAssignorException(StreamsAssignError, RuntimeError):
-    """Kafka's ``TaskAssignorException``: no process or member can take an active task.
-
-    Raised, for example, for a group without members whose topology has tasks.
-    """
 
 
 def _java_div(a: int, b: int) -> int:
@@ -248,7 +241,7 @@ class StreamsGroupStickyTaskAssignor:
 
     Examples
     --------
-    >>> from streams_assign.streams_group import parse_streams_group
+    >>> from streams_assign.formats.streams_group import parse_streams_group
     >>> state = parse_streams_group({
     ...     "configs": {"num.standby.replicas": 1},
     ...     "topology": {"0": {"partitions": 2, "stateful": True}},

@@ -234,7 +234,7 @@ class ClientTagAwareStandbyTaskAssignor:
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> from streams_assign.assignors.state import AssignmentState
     >>> ids = [f"00000000-0000-0000-0000-00000000000{n}" for n in (1, 2, 3)]
     >>> cluster = parse_cluster_state({

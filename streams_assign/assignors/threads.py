@@ -40,12 +40,10 @@ from streams_assign.model import (
     ClusterState,
     ConsumerState,
     TaskId,
+    TopicPartition,
 )
 
 log = logging.getLogger(__name__)
-
-#: A topic partition, ``(topic, partition)``.
-TopicPartition = tuple[str, int]
 
 
 def java_string_key(text: str) -> bytes:
@@ -208,7 +206,7 @@ class RevocationInput:
 
 
 def parse_revocation_input(cluster: ClusterState) -> RevocationInput | None:
-    """Gather ``task_partitions``, ``leader`` and ``now_ms`` (parsed by ``scenario``).
+    """Gather ``task_partitions``, ``leader`` and ``now_ms`` (parsed by ``formats.cluster_state``).
 
     Returns ``None`` when no consumer lists ``owned_partitions`` (no revocation step).
 
@@ -216,7 +214,7 @@ def parse_revocation_input(cluster: ClusterState) -> RevocationInput | None:
     ------
     InvalidScenarioError
         For a missing ``task_partitions`` (the other rules are checked when the state is
-        parsed, see ``streams_assign.extensions``).
+        parsed, see ``streams_assign.formats.cluster_state_extensions``).
     """
     owned: set[TopicPartition] = set()
     for client in cluster.clients:
@@ -459,7 +457,6 @@ def assign_tasks_to_consumers(cluster: ClusterState, assignment: Assignment) -> 
 __all__ = [
     "ConsumerAssignment",
     "RevocationInput",
-    "TopicPartition",
     "add_client_assignments",
     "assign_client_tasks_to_threads",
     "assign_tasks_to_consumers",

@@ -10,7 +10,7 @@ The client libraries are imported only by their adapter modules
 installed with the ``clients`` extra.
 """
 
-from streams_assign.clients.codec import AssignmentInfo, CodecError, SubscriptionInfo
+from streams_assign.clients.codec import AssignmentInfo, SubscriptionInfo
 from streams_assign.clients.core import (
     PROTOCOL_NAME,
     MemberState,
@@ -18,7 +18,9 @@ from streams_assign.clients.core import (
     StreamsSettings,
     decide,
 )
-from streams_assign.clients.topology import Subtopology, Topology, TopologyError
+from streams_assign.clients.topology import Topology
+from streams_assign.errors import CodecError, TopologyError
+from streams_assign.model import Subtopology
 
 __all__ = [
     "PROTOCOL_NAME",

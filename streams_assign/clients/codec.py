@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import CodecError
 from streams_assign.model import LONG_MAX_VALUE, TaskId
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "NO_PROBING",
     "VERSION_PROBING",
     "AssignmentInfo",
-    "CodecError",
     "SubscriptionInfo",
     "decode_assignment",
     "decode_subscription",
@@ -56,10 +55,6 @@ NO_PROBING = -1
 
 _MAX_ITEMS = 1 << 20  # no list in a real group is near this; guards against fuzzed lengths
 _MAX_INT31 = 2**31 - 1
-
-
-class CodecError(StreamsAssignError, ValueError):
-    """User data that cannot be decoded (truncated, malformed, or of an unsupported version)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,20 +30,21 @@ from streams_assign.clients.codec import (
     LATEST_SUPPORTED_VERSION,
     NO_PROBING,
     AssignmentInfo,
-    CodecError,
     SubscriptionInfo,
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
-from streams_assign.clients.topology import EndOffsetFetcher, TopicPartition, Topology
+from streams_assign.clients.topology import EndOffsetFetcher, Topology
+from streams_assign.errors import CodecError
 from streams_assign.model import (
     LATEST_OFFSET,
     LONG_MAX_VALUE,
     UNKNOWN_OFFSET_SUM,
     Assignment,
     TaskId,
+    TopicPartition,
 )
 
 log = logging.getLogger(__name__)

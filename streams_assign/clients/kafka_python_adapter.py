@@ -45,11 +45,10 @@ from streams_assign.clients.core import (
     decide,
     partition_counts,
 )
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import MissingSourceTopicError
 
 __all__ = [
     "KafkaPythonStreamsAssignor",
-    "MissingSourceTopicError",
     "subscribe_with_metadata",
 ]
 
@@ -186,14 +185,6 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
         self.member.rejoin_started()
         coordinator.request_rejoin()
         return True
-
-
-class MissingSourceTopicError(StreamsAssignError, LookupError):
-    """A source topic has no partitions in the cluster's metadata (it does not exist).
-
-    Kafka Streams' ``MissingSourceTopicException``: the app cannot start without its source
-    topics.
-    """
 
 
 def subscribe_with_metadata(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from streams_assign.clients.topology import TopicPartition
+from streams_assign.model import TopicPartition
 
 __all__ = [
     "KafkaEndOffsets",

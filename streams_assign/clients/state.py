@@ -27,16 +27,15 @@ import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from streams_assign.clients.topology import TopicPartition, Topology
-from streams_assign.errors import StreamsAssignError
-from streams_assign.model import LONG_MAX_VALUE, TaskId
+from streams_assign.clients.topology import Topology
+from streams_assign.errors import StateError
+from streams_assign.model import LONG_MAX_VALUE, TaskId, TopicPartition
 
 __all__ = [
     "CHECKPOINT_FILE",
     "OFFSET_UNKNOWN",
     "PROCESS_FILE",
     "StateDirectory",
-    "StateError",
     "TaskStore",
     "offset_sum",
     "read_checkpoint",
@@ -48,10 +47,6 @@ CHECKPOINT_FILE = ".checkpoint"
 PROCESS_FILE = "kafka-streams-process-metadata"
 #: Kafka's ``OffsetCheckpoint.OFFSET_UNKNOWN``: skipped when summing.
 OFFSET_UNKNOWN = -4
-
-
-class StateError(StreamsAssignError, ValueError):
-    """A state directory file that cannot be read (names the file and the bad line)."""
 
 
 def write_checkpoint(path: Path, offsets: Mapping[TopicPartition, int]) -> None:

@@ -12,50 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from streams_assign.errors import StreamsAssignError
-from streams_assign.model import TaskId
+from streams_assign.errors import TopologyError
+from streams_assign.model import Subtopology, TaskId, TopicPartition
 
 __all__ = [
     "EndOffsetFetcher",
-    "Subtopology",
     "Topology",
-    "TopologyError",
-    "TopicPartition",
     "partitions_by_endpoint",
 ]
-
-
-#: A topic partition, ``(topic, partition)``.
-TopicPartition = tuple[str, int]
-
-
-class TopologyError(StreamsAssignError, ValueError):
-    """A topology description that cannot be turned into tasks (names the field and value)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Subtopology:
-    """One sub-topology: its id, source topics and its stores' changelog topics.
-
-    Attributes
-    ----------
-    id:
-        The sub-topology number (the ``1`` of task ``1_3``), >= 0.
-    source_topics:
-        Co-partitioned input topics; at least one.
-    changelog_topics:
-        The changelog topics of its state stores (``<application.id>-<store>-changelog``);
-        empty for a stateless sub-topology.
-    """
-
-    id: int
-    source_topics: tuple[str, ...]
-    changelog_topics: tuple[str, ...] = ()
-
-    @property
-    def stateful(self) -> bool:
-        """Whether the sub-topology has logged state stores."""
-        return bool(self.changelog_topics)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,7 @@ def load_cluster(path: str | Path) -> ClusterState:
         When the file cannot be read or breaks the format; the message starts with the file
         name, then the JSON path and the value.
     """
-    from streams_assign.scenario import load_cluster_state
+    from streams_assign.formats.cluster_state import load_cluster_state
 
     try:
         return load_cluster_state(path)

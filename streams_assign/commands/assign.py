@@ -112,7 +112,7 @@ def _decide(state: Any, args: argparse.Namespace) -> Any:
 
 def _batch(args: argparse.Namespace) -> int:
     from streams_assign.commands._common import load_input, output_dir
-    from streams_assign.io import dumps_json, write_atomic
+    from streams_assign.formats.atomic import dumps_json, write_atomic
 
     names = [Path(p).name for p in args.files]
     if len(set(names)) != len(names):

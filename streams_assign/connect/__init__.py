@@ -7,6 +7,9 @@ format)::
     rounds = replay_connect(load_connect_sequence("k0001_incremental.json"))
 """
 
+import importlib
+from typing import Any
+
 from streams_assign.connect.eager import eager_assign
 from streams_assign.connect.incremental import IncrementalCooperativeAssignor
 from streams_assign.connect.model import (
@@ -17,11 +20,7 @@ from streams_assign.connect.model import (
 )
 from streams_assign.connect.replay import replay_connect
 from streams_assign.connect.result import RoundResult, WorkerAssignment, rounds_to_json
-from streams_assign.connect.scenario import (
-    InvalidConnectSequenceError,
-    load_connect_sequence,
-    parse_connect_sequence,
-)
+from streams_assign.errors import InvalidConnectSequenceError
 
 __all__ = [
     "ConnectRound",
@@ -38,3 +37,15 @@ __all__ = [
     "replay_connect",
     "rounds_to_json",
 ]
+
+#: The document functions, defined in :mod:`streams_assign.formats.connect_sequence` and imported on
+#: first use (that module imports this package's model: an eager import here is a cycle).
+_FORMAT_NAMES = frozenset({"load_connect_sequence", "parse_connect_sequence"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FORMAT_NAMES:
+        value = getattr(importlib.import_module("streams_assign.formats.connect_sequence"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,15 +17,11 @@ import json
 import sys
 from pathlib import Path
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import ConnectCommandError, StreamsAssignError
 
-__all__ = ["ConnectCommandError", "HELP", "configure", "run"]
+__all__ = ["HELP", "configure", "run"]
 
 HELP = "replay Kafka Connect's eager or incremental cooperative assignor round by round"
-
-
-class ConnectCommandError(StreamsAssignError, ValueError):
-    """Bad input or usage of ``connect-replay`` (exit status 2)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -65,9 +61,10 @@ def run(args: argparse.Namespace) -> int:
         A file is unreadable or invalid (file, JSON path and value named), ``--rebalance-ms``
         is negative, or ``--output-dir`` is not a folder or two inputs share a name.
     """
-    from streams_assign.connect import load_connect_sequence, replay_connect, rounds_to_json
+    from streams_assign.connect import replay_connect, rounds_to_json
     from streams_assign.connect.scores import score_sequence
-    from streams_assign.io import write_atomic
+    from streams_assign.formats.atomic import write_atomic
+    from streams_assign.formats.connect_sequence import load_connect_sequence
 
     if args.rebalance_ms < 0:
         raise ConnectCommandError(f"--rebalance-ms must be >= 0, got {args.rebalance_ms}")

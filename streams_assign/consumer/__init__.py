@@ -8,6 +8,9 @@ Faithful to Kafka 4.x ``RangeAssignor``, ``RoundRobinAssignor``, ``StickyAssigno
     assignment = assign_consumer_group(load_consumer_state("c0000_range.json"))
 """
 
+import importlib
+from typing import Any
+
 from streams_assign.consumer.api import CONSUMER_ASSIGNORS, assign_consumer_group
 from streams_assign.consumer.model import (
     ASSIGNOR_NAMES,
@@ -15,12 +18,7 @@ from streams_assign.consumer.model import (
     MemberSubscription,
     TopicPartition,
 )
-from streams_assign.consumer.scenario import (
-    InvalidConsumerStateError,
-    assignment_to_json,
-    load_consumer_state,
-    parse_consumer_state,
-)
+from streams_assign.errors import InvalidConsumerStateError
 
 __all__ = [
     "ASSIGNOR_NAMES",
@@ -34,3 +32,15 @@ __all__ = [
     "load_consumer_state",
     "parse_consumer_state",
 ]
+
+#: The document functions, defined in :mod:`streams_assign.formats.consumer_group` and imported on
+#: first use (that module imports this package's model: an eager import here is a cycle).
+_FORMAT_NAMES = frozenset({"assignment_to_json", "load_consumer_state", "parse_consumer_state"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FORMAT_NAMES:
+        value = getattr(importlib.import_module("streams_assign.formats.consumer_group"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

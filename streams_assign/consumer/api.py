@@ -8,8 +8,8 @@ from streams_assign.consumer.common import Assignment
 from streams_assign.consumer.model import ConsumerGroupState
 from streams_assign.consumer.range import assign_range
 from streams_assign.consumer.roundrobin import assign_roundrobin
-from streams_assign.consumer.scenario import InvalidConsumerStateError
 from streams_assign.consumer.sticky import assign_cooperative_sticky, assign_sticky
+from streams_assign.errors import InvalidConsumerStateError
 
 __all__ = ["CONSUMER_ASSIGNORS", "assign_consumer_group"]
 

@@ -17,15 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import ConsumerCommandError, StreamsAssignError
 
-__all__ = ["ConsumerCommandError", "HELP", "configure", "run"]
+__all__ = ["HELP", "configure", "run"]
 
 HELP = "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)"
-
-
-class ConsumerCommandError(StreamsAssignError, ValueError):
-    """Bad input or usage of ``consumer-assign`` (exit status 2)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -56,12 +52,9 @@ def run(args: argparse.Namespace) -> int:
         A file is unreadable or invalid (file, JSON path and value named), the assignor fails
         as Kafka's would, or ``--output-dir`` is not a folder or two inputs share a name.
     """
-    from streams_assign.consumer import (
-        assign_consumer_group,
-        assignment_to_json,
-        load_consumer_state,
-    )
-    from streams_assign.io import dumps_json, write_atomic
+    from streams_assign.consumer import assign_consumer_group
+    from streams_assign.formats.atomic import dumps_json, write_atomic
+    from streams_assign.formats.consumer_group import assignment_to_json, load_consumer_state
 
     results = []
     for name in args.files:

@@ -6,6 +6,7 @@ the ``target`` or ``immediate`` problem with CP-SAT; :func:`flow_lower_bound` bo
 too large for CP-SAT with a min-cost flow. ``docs/optimal.md`` states the model.
 """
 
+from streams_assign.errors import InvalidAssignmentError
 from streams_assign.optimal.bounds import (
     FlowBound,
     SpreadOptimum,
@@ -13,13 +14,7 @@ from streams_assign.optimal.bounds import (
     min_active_spread,
 )
 from streams_assign.optimal.costs import PlacementCosts
-from streams_assign.optimal.metrics import (
-    METRIC_NAMES,
-    InvalidAssignmentError,
-    Metrics,
-    parse_assignment,
-    score,
-)
+from streams_assign.optimal.metrics import METRIC_NAMES, Metrics, parse_assignment, score
 from streams_assign.optimal.model import OBJECTIVES, Problem, balance_windows
 from streams_assign.optimal.solve import (
     OptimalResult,

@@ -51,21 +51,17 @@ from streams_assign.planning.scores import (
 )
 from streams_assign.report import assignment_table
 
-__all__ = ["OptimalCommandError", "cmd_compare", "cmd_optimal", "cmd_score"]
+__all__ = ["cmd_compare", "cmd_optimal", "cmd_score"]
 
 _PLOT_FORMATS = (".png", ".svg", ".pdf")
 _WIDE = 100
 
 
-#: The error of these subcommands (kept under its former name).
-OptimalCommandError = UsageError
-
-
 def _check_solver_options(args: argparse.Namespace) -> None:
     if not args.time_limit > 0:
-        raise OptimalCommandError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
+        raise UsageError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
     if args.workers < 1:
-        raise OptimalCommandError(f"--workers must be >= 1, got {args.workers}")
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
 
 
 @contextmanager
@@ -82,9 +78,9 @@ def cmd_optimal(args: argparse.Namespace) -> int:
     problem = Problem(args.problem)
     same_rules = bool(getattr(args, "same_rules", False))
     if same_rules and problem is not Problem.IMMEDIATE:
-        raise OptimalCommandError("--same-rules needs --problem immediate")
+        raise UsageError("--same-rules needs --problem immediate")
     if getattr(args, "no_zone_rule", False) and not same_rules:
-        raise OptimalCommandError("--no-zone-rule needs --same-rules")
+        raise UsageError("--no-zone-rule needs --same-rules")
     with _spinner(f"CP-SAT: solving the {problem.value} problem (up to {args.time_limit:g} s)"):
         # The same-rules model starts best from an assignment that keeps its rules.
         hint = (
@@ -153,7 +149,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     try:
         assignment = parse_assignment(cluster, document, source=args.assignment)
     except StreamsAssignError as exc:
-        raise OptimalCommandError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     metrics = score(cluster, assignment)
     if args.json:
         print(json.dumps(metrics.to_json(), indent=1))
@@ -189,11 +185,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_output(args.plot, "--plot", _PLOT_FORMATS)
     check_output(args.report, "--report", (".html", ".htm"))
     if not args.restore_rate > 0:
-        raise OptimalCommandError(
+        raise UsageError(
             f"--restore-rate must be > 0 records/s, got {args.restore_rate:g}"
         )
     if args.max_rounds < 1:
-        raise OptimalCommandError(f"--max-rounds must be >= 1, got {args.max_rounds}")
+        raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
     assignors = chosen_assignors(args.assignor)
     cluster = load_cluster(args.file)
     with _spinner("comparing assignors") as status:

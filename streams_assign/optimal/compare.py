@@ -21,7 +21,7 @@ from rich.table import Table
 
 from streams_assign.api import ASSIGNORS, get_assignor
 from streams_assign.errors import StreamsAssignError
-from streams_assign.io import write_atomic
+from streams_assign.formats.atomic import write_atomic
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import Metrics, score

@@ -90,7 +90,7 @@ class PlacementCosts:
         Parameters
         ----------
         cluster:
-            The rebalance input, validated by :mod:`streams_assign.scenario`.
+            The rebalance input, validated by :mod:`streams_assign.formats.cluster_state`.
 
         Returns
         -------

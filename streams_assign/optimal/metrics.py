@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from streams_assign.errors import InvalidTaskIdError, StreamsAssignError
+from streams_assign.errors import InvalidAssignmentError, InvalidTaskIdError
 from streams_assign.model import Assignment, ClientAssignment, ClusterState, TaskId
 from streams_assign.optimal.costs import PlacementCosts
 
@@ -30,23 +30,6 @@ METRIC_NAMES = (
     "warmups",
     "standbys_missing",
 )
-
-
-class InvalidAssignmentError(StreamsAssignError, ValueError):
-    """An assignment document does not fit the output format or the cluster state.
-
-    Parameters
-    ----------
-    path:
-        Where the bad value sits, as a JSON path (``clients.<id>.active[2]``).
-    message:
-        What is wrong with it, including the offending value.
-    """
-
-    def __init__(self, path: str, message: str) -> None:
-        self.path = path
-        self.reason = message
-        super().__init__(f"{path}: {message}" if path else message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +156,7 @@ def score(
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> from streams_assign.api import assign
     >>> cluster = parse_cluster_state({"stateful_tasks": ["0_0", "0_1"], "clients": [
     ...     {"id": "00000000-0000-0000-0000-000000000001", "capacity": 1,
@@ -411,7 +394,6 @@ def parse_assignment(cluster: ClusterState, document: Any, source: str = "") -> 
 
 
 __all__ = [
-    "InvalidAssignmentError",
     "METRIC_NAMES",
     "Metrics",
     "parse_assignment",

@@ -75,7 +75,7 @@ def zone_violations(cluster: ClusterState, assignment: Assignment) -> int:
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> from streams_assign.model import Assignment, ClientAssignment, TaskId
     >>> ids = [f"00000000-0000-0000-0000-00000000000{i}" for i in (1, 2, 3)]
     >>> cluster = parse_cluster_state({

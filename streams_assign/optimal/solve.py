@@ -278,7 +278,7 @@ def solve_optimal(
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> cluster = parse_cluster_state({"stateful_tasks": ["0_0", "0_1"], "clients": [
     ...     {"id": "00000000-0000-0000-0000-000000000001", "capacity": 1,
     ...      "prev_active": ["0_0"], "task_lags": {"0_0": -2}},

@@ -7,6 +7,7 @@
   the one-page HTML report (the ``report`` extra).
 """
 
+from streams_assign.errors import PlanInputError
 from streams_assign.planning.convergence import (
     Convergence,
     Move,
@@ -14,7 +15,7 @@ from streams_assign.planning.convergence import (
     RestoreRates,
     plan_convergence,
 )
-from streams_assign.planning.whatif import Changes, PlanInputError, apply_changes
+from streams_assign.planning.whatif import Changes, apply_changes
 
 __all__ = [
     "Changes",

@@ -32,7 +32,7 @@ def check_output(path: str | None, option: str, suffixes: Sequence[str]) -> None
 
 
 def write_rendered(outputs: Sequence[tuple[str, str, str | bytes]]) -> None:
-    """Write ``(option, path, content)`` each whole (see :func:`streams_assign.io.write_atomic`).
+    """Write ``(option, path, content)`` each whole (see :func:`formats.atomic.write_atomic`).
 
     Raises
     ------
@@ -41,7 +41,7 @@ def write_rendered(outputs: Sequence[tuple[str, str, str | bytes]]) -> None:
     """
     import sys
 
-    from streams_assign.io import write_atomic
+    from streams_assign.formats.atomic import write_atomic
 
     for option, path, content in outputs:
         try:
@@ -65,8 +65,8 @@ def write_outputs(
     """
     outputs: list[tuple[str, str, str | bytes]] = []
     if state is not None:
-        from streams_assign.io import dumps_json
-        from streams_assign.scenario import cluster_state_to_json
+        from streams_assign.formats.atomic import dumps_json
+        from streams_assign.formats.cluster_state import cluster_state_to_json
 
         outputs.append(("--write-state", state, dumps_json(cluster_state_to_json(plan.after))))
     if plot is not None:

@@ -12,9 +12,9 @@ import math
 import statistics
 from pathlib import Path
 
+from streams_assign.errors import PlanInputError
 from streams_assign.model import TaskId
 from streams_assign.planning.convergence import RestoreRates
-from streams_assign.planning.whatif import PlanInputError
 
 __all__ = ["RATE_COLUMNS", "read_restore_rates"]
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import PlanInputError
 from streams_assign.model import (
     LATEST_OFFSET,
     AssignmentConfigs,
@@ -35,15 +35,10 @@ from streams_assign.model import (
     process_id_sort_key,
 )
 
-__all__ = ["Changes", "PlanInputError", "apply_changes", "new_client_ids", "resolve_client"]
+__all__ = ["Changes", "apply_changes", "new_client_ids", "resolve_client"]
 
 #: Namespace of the process ids given to added instances (uuid5, so a plan is deterministic).
 _NEW_CLIENT_NAMESPACE = uuid.UUID("6c0f3d0e-2b1a-5c7e-9f44-5f1b6a3c2d10")
-
-
-class PlanInputError(StreamsAssignError, ValueError):
-    """A what-if change that does not fit the cluster state (unknown or ambiguous client id,
-    a client named twice, no client left, a count out of range)."""
 
 
 @dataclass(frozen=True)

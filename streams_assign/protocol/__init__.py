@@ -6,16 +6,16 @@
   document.
 """
 
+from streams_assign.errors import CoordinatorStateError, InvalidTraceError
 from streams_assign.protocol.classic_group import (
     ClassicGroup,
     ClassicGroupMember,
-    CoordinatorStateError,
     GroupState,
     ResponseFuture,
 )
 from streams_assign.protocol.coordinator import CoordinatorConfig, GroupCoordinator
 from streams_assign.protocol.expectations import check_expectations
-from streams_assign.protocol.trace import InvalidTraceError, load_trace, run_trace
+from streams_assign.protocol.trace import load_trace, run_trace
 
 __all__ = [
     "ClassicGroup",

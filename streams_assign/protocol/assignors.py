@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import UnknownGroupAssignorError
 
 __all__ = [
     "CONSUMER_STRATEGIES",
@@ -36,15 +36,10 @@ __all__ = [
     "GroupAssignor",
     "MemberSubscription",
     "StreamsAssignor",
-    "UnknownGroupAssignorError",
     "cooperative_adjust",
     "make_assignor",
     "process_uuid",
 ]
-
-
-class UnknownGroupAssignorError(StreamsAssignError, ValueError):
-    """The simulator's assignor name is not known."""
 
 
 @dataclass(frozen=True)
@@ -253,7 +248,7 @@ class StreamsAssignor:
         end_offsets: Mapping[str, int],
     ) -> GroupAssignment:
         """See :class:`GroupAssignor`."""
-        from streams_assign.scenario import parse_cluster_state
+        from streams_assign.formats.cluster_state import parse_cluster_state
 
         if not members:
             return GroupAssignment(active={})

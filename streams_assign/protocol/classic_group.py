@@ -13,14 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import CoordinatorStateError
 from streams_assign.javacompat import JavaHashMap, JavaHashSet, java_string_hash_code
 from streams_assign.protocol.responses import EMPTY_ASSIGNMENT, join_response, sync_response
 
 __all__ = [
     "ClassicGroup",
     "ClassicGroupMember",
-    "CoordinatorStateError",
     "GroupState",
     "NO_LEADER",
     "Protocols",
@@ -53,10 +52,6 @@ _VALID_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
     GroupState.STABLE: frozenset({GroupState.COMPLETING_REBALANCE}),
     GroupState.DEAD: frozenset(GroupState),
 }
-
-
-class CoordinatorStateError(StreamsAssignError, RuntimeError):
-    """The coordinator reached a state Kafka rejects with ``IllegalStateException``."""
 
 
 class ResponseFuture:

@@ -5,23 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams_assign.errors import StreamsAssignError
-
 __all__ = [
     "PROTOCOLS",
     "REASONS",
     "EventReport",
-    "InvalidTimelineError",
     "ProtocolSettings",
     "SimulationResult",
 ]
 
 REASONS = ("starting", "restoring", "revoked", "unowned", "paused")
 PROTOCOLS = ("eager", "cooperative")
-
-
-class InvalidTimelineError(StreamsAssignError, ValueError):
-    """A timeline document breaks the format: names the file, the JSON path and the value."""
 
 
 @dataclass(frozen=True)

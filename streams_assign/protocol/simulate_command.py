@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     InvalidTimelineError
         For a bad timeline file or option (the CLI exits 2).
     """
-    from streams_assign.protocol.simulator import InvalidTimelineError
+    from streams_assign.errors import InvalidTimelineError
     from streams_assign.protocol.timeline import load_timeline, simulate
 
     timeline = load_timeline(args.timeline)

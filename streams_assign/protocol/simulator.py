@@ -28,6 +28,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from streams_assign.errors import InvalidTimelineError
 from streams_assign.protocol.assignors import (
     GroupAssignment,
     GroupAssignor,
@@ -40,7 +41,6 @@ from streams_assign.protocol.results import (
     PROTOCOLS,
     REASONS,
     EventReport,
-    InvalidTimelineError,
     ProtocolSettings,
     SimulationResult,
 )
@@ -52,7 +52,6 @@ __all__ = [
     "REASONS",
     "EventReport",
     "GroupSimulator",
-    "InvalidTimelineError",
     "ProtocolSettings",
     "SimulationResult",
     "task_names",

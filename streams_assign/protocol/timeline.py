@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from streams_assign.errors import InvalidTimelineError
 from streams_assign.protocol.assignors import GroupAssignor, make_assignor
 from streams_assign.protocol.simulator import (
     PROTOCOLS,
     REASONS,
     EventReport,
     GroupSimulator,
-    InvalidTimelineError,
     ProtocolSettings,
     SimulationResult,
     task_names,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streams_assign.errors import StreamsAssignError
+from streams_assign.errors import InvalidTraceError
 from streams_assign.protocol.classic_group import ResponseFuture
 from streams_assign.protocol.coordinator import (
     CoordinatorConfig,
@@ -31,7 +31,6 @@ __all__ = [
     "API_VERSIONS",
     "ByteCodec",
     "HARNESS",
-    "InvalidTraceError",
     "KAFKA_COMMIT",
     "load_trace",
     "member_uuid",
@@ -54,10 +53,6 @@ _JOIN_FIELDS = (
     "group_instance_id", "protocol_type", "protocols", "session_timeout_ms",
     "rebalance_timeout_ms", "client_id", "reason", "version", "group_id",
 )
-
-
-class InvalidTraceError(StreamsAssignError, ValueError):
-    """A group trace breaks the format: names the file, the JSON path and the value."""
 
 
 # -- bytes ------------------------------------------------------------------------------

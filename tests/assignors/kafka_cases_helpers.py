@@ -16,8 +16,8 @@ from typing import Any
 
 from streams_assign.api import assign
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import LONG_MAX_VALUE, Assignment, ClusterState, TaskId
-from streams_assign.scenario import parse_cluster_state
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kafka_tests"
 HA_CASES = DATA / "high_availability"

@@ -13,7 +13,7 @@ from streams_assign._java import heap as java_heap
 from streams_assign._java.heap import ExactCaughtUpClients, JavaClientHeap, _remove_key
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.assignors.priority import JavaPriorityQueue, java_hash_set_order
-from streams_assign.scenario import parse_cluster_state
+from streams_assign.formats.cluster_state import parse_cluster_state
 
 
 def _java_queue(keys: list[int], order: list[int]) -> JavaPriorityQueue[int]:

@@ -20,7 +20,7 @@ from streams_assign.assignors.fallback import (
 )
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.assignors.sticky import LegacyStickyTaskAssignor, assign_legacy_sticky
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FALLBACK = json.loads((DATA / "sticky" / "fallback_cases.json").read_text())

@@ -10,7 +10,7 @@ from streams_assign._java.emulation import FastJavaEmulation, LiteralJavaEmulati
 from streams_assign._java.heap import ExactCaughtUpClients
 from streams_assign._java.priority import ConstrainedPrioritySet, KafkaLiteralPrioritySet
 from streams_assign.assignors.state import AssignmentState
-from streams_assign.scenario import load_cluster_state
+from streams_assign.formats.cluster_state import load_cluster_state
 
 ASSIGNORS = Path(streams_assign.assignors.__file__).resolve().parent
 

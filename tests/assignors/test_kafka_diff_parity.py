@@ -14,7 +14,7 @@ import pytest
 
 from devtools.paths import CORPORA
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.scenario import load_cluster_state
+from streams_assign.formats.cluster_state import load_cluster_state
 
 INPUTS = sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))
 

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kafka_cases_helpers as kc  # noqa: E402
 
 from streams_assign.api import assign  # noqa: E402
+from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
 from streams_assign.model import Assignment, ClientAssignment, TaskId  # noqa: E402
-from streams_assign.scenario import parse_cluster_state  # noqa: E402
 
 
 def check_case(name: str) -> None:

@@ -23,8 +23,8 @@ from streams_assign.assignors.movements import (  # noqa: E402
     assign_active_task_movements,
 )
 from streams_assign.assignors.state import AssignmentState  # noqa: E402
+from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
 from streams_assign.model import TaskId  # noqa: E402
-from streams_assign.scenario import parse_cluster_state  # noqa: E402
 
 CASES = sorted(p.stem for p in kc.MOVEMENT_CASES.glob("*.json"))
 

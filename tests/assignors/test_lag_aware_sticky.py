@@ -29,8 +29,8 @@ from streams_assign.assignors.lag_aware_sticky import (
     LagAwareStickyTaskAssignor,
     balanced_count_bounds,
 )
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import Assignment, ClusterState
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from tests.tiers import examples
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from streams_assign.api import assign
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import Assignment, ClusterState
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from streams_assign.simulation.replay import (
     next_cluster_state,
     rebalances,

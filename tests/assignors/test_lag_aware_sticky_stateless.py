@@ -26,8 +26,8 @@ from streams_assign.assignors.lag_aware_sticky.stateless import (
     assign_stateless_tasks,
     least_loaded_counts,
 )
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import ClusterState, TaskId
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from tests.tiers import examples
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)

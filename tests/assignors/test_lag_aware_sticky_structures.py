@@ -24,8 +24,8 @@ from streams_assign.assignors.lag_aware_sticky.problem import (
     index_cluster,
 )
 from streams_assign.assignors.lag_aware_sticky.stateless import _Deal, least_loaded_counts
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.model import LONG_MAX_VALUE, is_caught_up
-from streams_assign.scenario import load_cluster_state
 from tests.tiers import examples
 
 SETTINGS = settings(

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import ClusterState
-from streams_assign.scenario import parse_cluster_state
 from tests.tiers import examples
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

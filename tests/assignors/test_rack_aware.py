@@ -27,8 +27,8 @@ from streams_assign.assignors.high_availability import HighAvailabilityTaskAssig
 from streams_assign.assignors.rack_aware import RackAwareTaskAssignor
 from streams_assign.assignors.state import AssignmentState
 from streams_assign.errors import InvalidScenarioError, TaskAssignmentError
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import ClusterState, TaskId
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 
 TESTS = Path(__file__).resolve().parents[1]
 DATA = TESTS / "data" / "rack_aware"
@@ -762,7 +762,7 @@ def test_missing_rack_data_disables_rack_awareness_in_ha() -> None:
 def test_strategy_none_never_loads_or_tools() -> None:
     code = (
         "import sys, json\n"
-        "from streams_assign.scenario import load_cluster_state\n"
+        "from streams_assign.formats.cluster_state import load_cluster_state\n"
         "from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor\n"
         "import dataclasses\n"
         f"c = load_cluster_state({str(RANDOM_FILES[0])!r})\n"

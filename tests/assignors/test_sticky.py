@@ -26,9 +26,9 @@ from streams_assign.assignors.sticky import (
     java_hash_order,
     previous_tasks,
 )
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.javacompat import JavaHashSet
 from streams_assign.model import ClusterState, TaskId, java_uuid_hash_code
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FIXTURE = json.loads((DATA / "rack_aware" / "kafka_fixture.json").read_text())

@@ -30,9 +30,9 @@ from streams_assign.assignors.tag_aware import (
     fill_clients_tag_statistics,
     tags_match,
 )
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.javacompat import task_hash_set
 from streams_assign.model import TaskId
-from streams_assign.scenario import parse_cluster_state
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tag_aware"
 CASES = sorted(p.stem for p in DATA.glob("*.json"))

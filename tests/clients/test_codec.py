@@ -14,7 +14,6 @@ from streams_assign.clients.codec import (
     EARLIEST_SUPPORTED_VERSION,
     LATEST_SUPPORTED_VERSION,
     AssignmentInfo,
-    CodecError,
     SubscriptionInfo,
     decode_assignment,
     decode_subscription,
@@ -28,8 +27,9 @@ from streams_assign.clients.core import (
     StreamsSettings,
     decide,
 )
-from streams_assign.clients.topology import Subtopology, Topology
-from streams_assign.model import TaskId
+from streams_assign.clients.topology import Topology
+from streams_assign.errors import CodecError
+from streams_assign.model import Subtopology, TaskId
 from tests.tiers import examples
 
 DATA = Path(__file__).parent / "data"

@@ -17,8 +17,8 @@ from streams_assign.clients.core import (
     StreamsSettings,
     decide,
 )
-from streams_assign.clients.topology import Subtopology, Topology, partitions_by_endpoint
-from streams_assign.model import TaskId
+from streams_assign.clients.topology import Topology, partitions_by_endpoint
+from streams_assign.model import Subtopology, TaskId
 
 TOPOLOGY = Topology(
     (

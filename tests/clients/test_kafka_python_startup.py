@@ -19,10 +19,11 @@ import pytest
 from streams_assign.clients.core import StreamsProcess
 from streams_assign.clients.kafka_python_adapter import (
     KafkaPythonStreamsAssignor,
-    MissingSourceTopicError,
     subscribe_with_metadata,
 )
-from streams_assign.clients.topology import Subtopology, Topology
+from streams_assign.clients.topology import Topology
+from streams_assign.errors import MissingSourceTopicError
+from streams_assign.model import Subtopology
 
 PARTITIONS = 12
 

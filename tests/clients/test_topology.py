@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 import streams_assign.clients as clients
-from streams_assign.clients.topology import Subtopology, Topology, TopologyError
-from streams_assign.model import TaskId
+from streams_assign.clients.topology import Topology
+from streams_assign.errors import TopologyError
+from streams_assign.model import Subtopology, TaskId
 
 
 def test_public_names_are_pinned() -> None:

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from devtools.paths import CORPORA
-from streams_assign.connect import load_connect_sequence, replay_connect, rounds_to_json
+from streams_assign.connect import replay_connect, rounds_to_json
+from streams_assign.formats.connect_sequence import load_connect_sequence
 
 FOLDER = CORPORA / "kafka-connect"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))

@@ -8,7 +8,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streams_assign.connect import ConnectorTaskId, parse_connect_sequence, replay_connect
+from streams_assign.connect import ConnectorTaskId, replay_connect
+from streams_assign.formats.connect_sequence import parse_connect_sequence
 from tests.tiers import examples
 
 SETTINGS = settings(

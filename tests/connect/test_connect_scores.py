@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from devtools.paths import CORPORA
-from streams_assign.connect import load_connect_sequence, replay_connect
+from streams_assign.connect import replay_connect
 from streams_assign.connect.scores import score_sequence
 from streams_assign.connect.simulate import simulate_connect
+from streams_assign.formats.connect_sequence import load_connect_sequence
 
 FOLDER = CORPORA / "kafka-connect"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from devtools.paths import CORPORA
-from streams_assign.consumer import assign_consumer_group, assignment_to_json, load_consumer_state
+from streams_assign.consumer import assign_consumer_group
+from streams_assign.formats.consumer_group import assignment_to_json, load_consumer_state
 
 FOLDER = CORPORA / "kafka-consumer"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))

@@ -8,11 +8,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streams_assign.consumer import (
-    TopicPartition,
-    assign_consumer_group,
-    parse_consumer_state,
-)
+from streams_assign.consumer import TopicPartition, assign_consumer_group
+from streams_assign.formats.consumer_group import parse_consumer_state
 from tests.tiers import examples
 
 SETTINGS = settings(

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from devtools.paths import CORPORA
-from streams_assign.consumer import assign_consumer_group, load_consumer_state
+from streams_assign.consumer import assign_consumer_group
 from streams_assign.consumer.scores import score_consumer_assignment
+from streams_assign.formats.consumer_group import load_consumer_state
 
 FOLDER = CORPORA / "kafka-consumer"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))

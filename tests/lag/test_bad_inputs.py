@@ -20,8 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lag.cli import main
-from lag.errors import LagInputError
 from lag.topology import parse_topology
+from streams_assign.errors import LagInputError
 
 from .conftest import APP, HAND_TOPOLOGY, P1, P2
 

@@ -14,7 +14,7 @@ import pytest
 from lag.cli import main
 from lag.generate import FleetSpec, generate
 from lag.output import write_table
-from streams_assign import scenario
+from streams_assign.formats.cluster_state import parse_cluster_state
 
 SMALL = FleetSpec(instances=3, tasks=12, stores=2, standbys=1, seed=3, new_instances=1)
 
@@ -155,7 +155,7 @@ def test_compute_writes_cluster_state_and_tables(
     err = capsys.readouterr().err
     assert "4 client(s)" in err and "errors: 1 row(s) not used (unreadable checkpoint 1)" in err
     document = json.loads(output.read_text())
-    state_obj = scenario.parse_cluster_state(document)
+    state_obj = parse_cluster_state(document)
     assert len(state_obj.clients) == 4 and document["configs"]["num_standby_replicas"] == 1
     newcomer = [c for c in document["clients"] if not c["prev_active"]]
     assert len(newcomer) == 1 and newcomer[0]["task_lags"] == {}

@@ -17,7 +17,7 @@ from lag.job import LAG_PLAIN_COLUMNS, LagJob, configs_json
 from lag.output import write_table
 from lag.pipeline import ComputeRequest, build_job, prepare
 from lag.restore import restore_table
-from streams_assign import scenario
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import AssignmentConfigs
 
 pytestmark = pytest.mark.spark
@@ -188,13 +188,13 @@ def test_bad_rows_go_to_the_errors_table_with_their_reason(hand: dict[str, Any])
 
 
 def test_cluster_state_is_valid_for_the_core(hand: dict[str, Any]) -> None:
-    state = scenario.parse_cluster_state(hand["document"])
+    state = parse_cluster_state(hand["document"])
     assert [c.id for c in state.clients] == [P1, P2, P3]
 
 
 def test_native_offset_sums_give_the_same_lags_in_the_core(hand: dict[str, Any]) -> None:
-    from_lags = scenario.parse_cluster_state(hand["document"])
-    from_sums = scenario.parse_cluster_state(hand["native"])
+    from_lags = parse_cluster_state(hand["document"])
+    from_sums = parse_cluster_state(hand["native"])
     assert client(hand["native"], P1)["task_offset_sums"] == {
         "0_0": -2,
         "0_1": 600,

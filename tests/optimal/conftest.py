@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.model import Assignment, ClusterState
 from streams_assign.optimal import parse_assignment
-from streams_assign.scenario import load_cluster_state
 
 DATA = Path(__file__).resolve().parent / "data"
 

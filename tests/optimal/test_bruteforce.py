@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import ClusterState
 from streams_assign.optimal import Problem, solve_optimal
-from streams_assign.scenario import parse_cluster_state
 
 SEEDS = range(80)
 MAX_COMBINATIONS = 30_000

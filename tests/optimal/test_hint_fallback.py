@@ -14,12 +14,12 @@ from ortools.sat.python import cp_model
 
 from devtools.paths import CORPORA
 from streams_assign.api import assign
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal import Problem, solve_optimal
 from streams_assign.optimal import solve as solve_module
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import score
 from streams_assign.optimal.same_rules import without_warmups, zone_violations
-from streams_assign.scenario import load_cluster_state
 
 #: A tagged state with zone violations in ours' output, so every same-rules stage has work.
 STATE = CORPORA / "kafka-ext" / "input" / "p0050-both-thread_change.json"

@@ -17,8 +17,8 @@ import pytest
 
 from devtools.paths import CORPORA
 from streams_assign.api import assign
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal import OBJECTIVES, Problem, model_violations, score, solve_optimal
-from streams_assign.scenario import load_cluster_state
 
 LONG = os.environ.get("STREAMS_ASSIGN_LONG") == "1"
 TIME_LIMIT = 30.0 if LONG else 5.0

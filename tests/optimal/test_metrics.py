@@ -12,8 +12,8 @@ from fractions import Fraction
 
 import pytest
 
+from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.optimal import InvalidAssignmentError, PlacementCosts, parse_assignment, score
-from streams_assign.scenario import parse_cluster_state
 
 A = "00000000-0000-0000-0000-000000000001"
 B = "00000000-0000-0000-0000-000000000002"

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from devtools.generators.cluster_states import synthetic_cluster
 from streams_assign.api import assign
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.model import LONG_MAX_VALUE
 from streams_assign.optimal import (
     PlacementCosts,
@@ -24,7 +25,6 @@ from streams_assign.optimal import (
     solve_optimal,
 )
 from streams_assign.optimal.model import hall_violations, realize_generic
-from streams_assign.scenario import load_cluster_state
 
 
 def test_too_many_standbys_for_balance_is_infeasible_with_an_explanation(data):

@@ -24,12 +24,12 @@ import pytest
 
 from devtools.paths import CORPORA
 from streams_assign.api import assign
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import ClusterState
 from streams_assign.optimal import solve_optimal
 from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import score
 from streams_assign.optimal.same_rules import without_warmups, zone_violations
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
 from tests.optimal.test_bruteforce import tiny_document
 
 DATA = Path(__file__).parent / "data"

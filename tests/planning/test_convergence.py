@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from devtools.paths import CORPORA
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.planning.convergence import RestoreRates, plan_convergence
 from streams_assign.planning.plan import build_plan
 from streams_assign.planning.whatif import Changes, apply_changes
-from streams_assign.scenario import load_cluster_state
 from streams_assign.simulation.replay import replay
 
 INPUTS = CORPORA / "kafka-diff" / "input"

@@ -10,8 +10,8 @@ import pytest
 
 from devtools.paths import CORPORA
 from streams_assign.cli import main
-from streams_assign.scenario import load_cluster_state
-from streams_assign.schema import load_schema
+from streams_assign.formats.cluster_state import load_cluster_state
+from streams_assign.formats.schema import load_schema
 
 
 def test_init_yaml_and_json_give_the_same_valid_state(tmp_path: Path) -> None:
@@ -43,7 +43,7 @@ def test_init_refuses_other_suffixes(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_shipped_schema_is_the_generated_one() -> None:
-    from streams_assign.schema.model import cluster_state_schema
+    from streams_assign.formats.schema import cluster_state_schema
 
     assert load_schema() == json.loads(json.dumps(cluster_state_schema()))
 

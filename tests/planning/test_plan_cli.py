@@ -10,8 +10,8 @@ import pytest
 
 from devtools.paths import CORPORA
 from streams_assign.cli import main
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.planning.whatif import Changes, apply_changes
-from streams_assign.scenario import load_cluster_state
 
 CRASH = CORPORA / "kafka-diff" / "input" / "s0002-crash.json"
 

@@ -11,10 +11,10 @@ import pytest
 
 from devtools.paths import CORPORA
 from streams_assign.cli import main
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal.compare import _target_gap_cell
 from streams_assign.planning.convergence import RestoreRates
 from streams_assign.planning.scores import convergence_scores
-from streams_assign.scenario import load_cluster_state
 from streams_assign.simulation.replay import replay
 
 SCALE_OUT = CORPORA / "kafka-diff" / "input" / "s0001-scale_out.json"

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from devtools.paths import CORPORA
+from streams_assign.errors import PlanInputError
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import LATEST_OFFSET
-from streams_assign.planning.whatif import Changes, PlanInputError, apply_changes
-from streams_assign.scenario import load_cluster_state, parse_cluster_state
+from streams_assign.planning.whatif import Changes, apply_changes
 
 INPUTS = CORPORA / "kafka-diff" / "input"
 

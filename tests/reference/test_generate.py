@@ -6,7 +6,7 @@ import random
 import uuid
 
 from devtools.generators.cluster_states import SITUATIONS, random_cluster_state
-from streams_assign.scenario import parse_cluster_state
+from streams_assign.formats.cluster_state import parse_cluster_state
 
 
 def _draw(seed: int, count: int, **options: object) -> list[dict]:

@@ -24,9 +24,11 @@ from devtools.kafka.groups_reference import (
     random_consumer_state,
 )
 from devtools.paths import CORPORA
-from streams_assign.connect import parse_connect_sequence, replay_connect, rounds_to_json
-from streams_assign.consumer import assign_consumer_group, assignment_to_json, parse_consumer_state
+from streams_assign.connect import replay_connect, rounds_to_json
+from streams_assign.consumer import assign_consumer_group
 from streams_assign.errors import StreamsAssignError
+from streams_assign.formats.connect_sequence import parse_connect_sequence
+from streams_assign.formats.consumer_group import assignment_to_json, parse_consumer_state
 
 REPO = Path(__file__).resolve().parents[2]
 FAILURES = REPO / "build" / "differential-failures"

@@ -9,8 +9,8 @@ import pytest
 from devtools.paths import CORPORA
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.cli import main
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.model import LONG_MAX_VALUE
-from streams_assign.scenario import load_cluster_state
 from streams_assign.simulation.replay import replay, with_changelog_sizes
 
 SCENARIOS = CORPORA / "kafka-diff"

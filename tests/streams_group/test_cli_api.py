@@ -13,12 +13,9 @@ from devtools.paths import CORPORA
 from streams_assign.api import ASSIGNORS, assign, assign_group, get_assignor, load_document
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.cli import main
-from streams_assign.scenario import load_cluster_state
-from streams_assign.streams_group import (
-    StreamsGroupState,
-    dump_streams_group,
-    from_cluster_state,
-)
+from streams_assign.formats.cluster_state import load_cluster_state
+from streams_assign.formats.streams_group import dump_streams_group
+from streams_assign.streams_group import StreamsGroupState, from_cluster_state
 
 GROUP = CORPORA / "kafka-streams-group"
 CLASSIC = CORPORA / "kafka-diff" / "input"

@@ -15,11 +15,9 @@ from pathlib import Path
 
 from devtools.generators.streams_groups import KINDS, random_streams_group
 from devtools.kafka.java import JavaBatch
-from streams_assign.assignors.streams_group_sticky import (
-    TaskAssignorException,
-    assign_streams_group,
-)
-from streams_assign.streams_group import parse_streams_group
+from streams_assign.assignors.streams_group_sticky import assign_streams_group
+from streams_assign.errors import TaskAssignorException
+from streams_assign.formats.streams_group import parse_streams_group
 
 OUT = Path(__file__).resolve().parents[2] / "out" / "streams-group-diff"
 

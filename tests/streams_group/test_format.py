@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from devtools.paths import CORPORA
-from streams_assign.streams_group import (
-    InvalidStreamsGroupError,
+from streams_assign.errors import InvalidStreamsGroupError
+from streams_assign.formats.streams_group import (
     dump_streams_group,
     is_streams_group_document,
     load_streams_group,

@@ -9,7 +9,7 @@ import pytest
 
 from devtools.paths import CORPORA
 from streams_assign.cli import main
-from streams_assign.scenario import load_cluster_state
+from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.streams_group_compare import compare_protocols
 
 CLASSIC = CORPORA / "kafka-diff" / "input"

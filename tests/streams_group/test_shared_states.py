@@ -10,7 +10,7 @@ import pytest
 from devtools.kafka.java import JavaBatch
 from devtools.paths import CORPORA
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
-from streams_assign.streams_group import load_streams_group
+from streams_assign.formats.streams_group import load_streams_group
 
 STATES = CORPORA / "kafka-streams-group"
 

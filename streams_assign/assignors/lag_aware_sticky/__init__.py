@@ -93,7 +93,7 @@ class LagAwareStickyTaskAssignor:
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> cluster = parse_cluster_state({
     ...     "configs": {"num_standby_replicas": 1},
     ...     "stateful_tasks": ["0_0", "0_1"],

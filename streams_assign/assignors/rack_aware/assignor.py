@@ -83,7 +83,7 @@ class RackAwareTaskAssignor:
 
     Examples
     --------
-    >>> from streams_assign.scenario import parse_cluster_state
+    >>> from streams_assign.formats.cluster_state import parse_cluster_state
     >>> cluster = parse_cluster_state({
     ...     "configs": {"rack_aware_assignment_strategy": "min_traffic"},
     ...     "stateful_tasks": ["0_0", "0_1"],

@@ -1,10 +1,11 @@
-"""Errors of the lag jobs: the fatal kind (exit status 2) and the errors table of bad input lines.
+"""The errors table of the lag jobs: one row per bad input line, never dropped silently.
 
 Two kinds of bad input exist. A *required input that is missing or unusable* (no topology file,
-a members file without a single Kafka Streams member, ...) stops the job: :class:`LagInputError`,
-printed by the CLI as one line, exit status 2. Everything smaller (a malformed line, an offset for
-a topic no store owns, a checkpoint file Kafka itself could not read) is kept as an
-:class:`ErrorRow` in the *errors table* and counted in the summary, never dropped silently.
+a members file without a single Kafka Streams member, ...) stops the job:
+:class:`streams_assign.errors.LagInputError`, printed by the CLI as one line, exit status 2.
+Everything smaller (a malformed line, an offset for a topic no store owns, a checkpoint file
+Kafka itself could not read) is kept as an :class:`ErrorRow` in the *errors table* and counted in
+the summary.
 """
 
 from __future__ import annotations
@@ -13,18 +14,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from streams_assign.errors import StreamsAssignError
+__all__ = ["ERROR_COLUMNS", "ErrorRow", "summarize_reasons"]
 
 #: Columns of the errors table, in order (see docs/lag.md).
 ERROR_COLUMNS = ("source", "line", "raw", "reason")
-
-
-class LagInputError(StreamsAssignError, ValueError):
-    """A required input of a lag job is missing or unusable.
-
-    The message is one line that names the input (option and path) and what is wrong with it; the
-    CLI prints it as ``streams-lag: error: <message>`` and exits with status 2.
-    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """The consumer-group state format (``kafka-consumer/input/*.json``): load and validate.
 
 The format is described in ``tests/corpora/kafka-consumer/FORMAT.md``; every bad value
-raises :class:`InvalidConsumerStateError` naming its JSON path and the value found.
+raises :class:`~streams_assign.errors.InvalidConsumerStateError` naming its JSON path and the
+value found.
 """
 
 from __future__ import annotations
@@ -16,18 +17,14 @@ from streams_assign.consumer.model import (
     MemberSubscription,
     TopicPartition,
 )
-from streams_assign.errors import InvalidScenarioError
+from streams_assign.errors import InvalidConsumerStateError
+from streams_assign.formats.json_file import read_json_file
 
 __all__ = [
-    "InvalidConsumerStateError",
     "assignment_to_json",
     "load_consumer_state",
     "parse_consumer_state",
 ]
-
-
-class InvalidConsumerStateError(InvalidScenarioError):
-    """A consumer-group state document breaks the format (path and value in the message)."""
 
 
 def _fail(path: str, message: str) -> InvalidConsumerStateError:
@@ -165,13 +162,7 @@ def load_consumer_state(path: str | os.PathLike[str]) -> ConsumerGroupState:
     OSError
         The file cannot be read.
     """
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail("", f"not JSON: {exc}") from None
-    return parse_consumer_state(doc)
+    return parse_consumer_state(read_json_file(path, InvalidConsumerStateError))
 
 
 def assignment_to_json(assignment: dict[str, list[TopicPartition]]) -> dict[str, Any]:

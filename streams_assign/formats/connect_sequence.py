@@ -21,13 +21,10 @@ from streams_assign.connect.model import (
     ConnectSequence,
     WorkerMember,
 )
-from streams_assign.errors import InvalidScenarioError
+from streams_assign.errors import InvalidConnectSequenceError
+from streams_assign.formats.json_file import read_json_file
 
-__all__ = ["InvalidConnectSequenceError", "load_connect_sequence", "parse_connect_sequence"]
-
-
-class InvalidConnectSequenceError(InvalidScenarioError):
-    """A Connect sequence document breaks the format (path and value in the message)."""
+__all__ = ["load_connect_sequence", "parse_connect_sequence"]
 
 
 def _fail(path: str, message: str) -> InvalidConnectSequenceError:
@@ -174,10 +171,4 @@ def load_connect_sequence(path: str | os.PathLike[str]) -> ConnectSequence:
     OSError
         The file cannot be read.
     """
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail("", f"not JSON: {exc}") from None
-    return parse_connect_sequence(doc)
+    return parse_connect_sequence(read_json_file(path, InvalidConnectSequenceError))

@@ -1,8 +1,12 @@
 """The streams-group state format (``kafka-streams-group/FORMAT.md``): load, validate, dump.
 
-Every broken rule raises :class:`~streams_assign.streams_group.model.InvalidStreamsGroupError`
-naming the file, the JSON path and the value. Import these names from
-:mod:`streams_assign.streams_group`.
+The values read and written are those of :mod:`streams_assign.streams_group`. The two formats of
+this project are told apart by their fields: a streams-group state has ``members`` and
+``topology``; a classic cluster state (:mod:`streams_assign.formats.cluster_state`) has
+``clients``. See :func:`is_streams_group_document`.
+
+Every broken rule raises :class:`~streams_assign.errors.InvalidStreamsGroupError` naming the
+file, the JSON path and the value.
 """
 
 from __future__ import annotations
@@ -12,13 +16,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from streams_assign.streams_group.model import (
+from streams_assign.model import LONG_MAX_VALUE
+from streams_assign.streams_group import (
     _JAVA_INT_MAX,
-    _JAVA_LONG_MAX,
     StreamsGroupConfigs,
     StreamsGroupMember,
     StreamsGroupState,
-    Subtopology,
+    StreamsGroupSubtopology,
     _error,
 )
 
@@ -223,7 +227,7 @@ def _parse_configs(source: str | None, raw: Any) -> StreamsGroupConfigs:
     )
 
 
-def _parse_topology(source: str | None, raw: Any) -> dict[str, Subtopology]:
+def _parse_topology(source: str | None, raw: Any) -> dict[str, StreamsGroupSubtopology]:
     if not isinstance(raw, Mapping):
         raise _error(source, "topology", f"must be an object, got {_show(raw)}")
     topology = {}
@@ -244,7 +248,7 @@ def _parse_topology(source: str | None, raw: Any) -> dict[str, Subtopology]:
             raise _error(
                 source, f"{path}.stateful", f"must be true or false, got {_show(stateful)}"
             )
-        topology[sub] = Subtopology(partitions=partitions, stateful=stateful)
+        topology[sub] = StreamsGroupSubtopology(partitions=partitions, stateful=stateful)
     return topology
 
 
@@ -332,7 +336,7 @@ def _parse_offsets(source: str | None, path: str, raw: Any) -> dict[str, dict[in
                 raise _error(
                     source, f"{sub_path}.{key}", f"key must be a partition number >= 0, got {key!r}"
                 )
-            if not _is_int(offset) or not 0 <= offset <= _JAVA_LONG_MAX:
+            if not _is_int(offset) or not 0 <= offset <= LONG_MAX_VALUE:
                 raise _error(
                     source, f"{sub_path}.{key}", f"must be an offset sum >= 0, got {_show(offset)}"
                 )

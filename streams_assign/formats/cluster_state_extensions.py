@@ -4,8 +4,9 @@
 ``scenario-format.md``: the source and changelog partitions of each task and the racks of
 partitions and clients (KIP-925 rack-aware assignment), and the group leader and its clock
 (cooperative revocation in ``StreamsPartitionAssignor``). :func:`parse_extensions` checks them
-with one set of rules and returns an :class:`Extensions`, which ``scenario.parse_cluster_state``
-stores on the ``ClusterState``; the assignors read those fields and parse nothing themselves.
+with one set of rules and returns an :class:`Extensions`, which
+:func:`~streams_assign.formats.cluster_state.parse_cluster_state` stores on the
+``ClusterState``; the assignors read those fields and parse nothing themselves.
 """
 
 from __future__ import annotations
