@@ -226,7 +226,9 @@ def random_streams_group(rng: random.Random, kind: str | None = None) -> Doc:
     elif kind == "scale_in" or kind == "crash_process":
         gone = {m["process_id"] for m in members if rng.random() < 0.3}
         if len(gone) == len({m["process_id"] for m in members}):
-            gone.pop()
+            # Every process drew "gone": the first member's stays (not set.pop(), whose pick
+            # follows the string hash seed of the interpreter).
+            gone.discard(members[0]["process_id"])
         state["members"] = members = [m for m in members if m["process_id"] not in gone]
     elif kind == "crash_members":
         keep = [m for m in members if rng.random() >= 0.25]
