@@ -40,7 +40,7 @@ e2e: $(STAMP) $(KAFKA_STAMP)
 
 # The real-cluster path of the demo: broker + Streams app, prediction beside the real assignment.
 demo-kafka: $(STAMP) $(KAFKA_STAMP)
-	$(BIN)/python -m streams_assign.testing.demo_kafka --scenario A --scenario B --scenario C
+	$(BIN)/python -m devtools.kafka.demo_kafka --scenario A --scenario B --scenario C
 
 # The edit loop: everything but Spark, Kafka's JVMs (broker and reference assignors) and the long
 # solver runs, with hypothesis' "fast" profile (fewer examples, tests/tiers.py): under a minute.
@@ -48,7 +48,7 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not spark and not kafka and not slow" --hypothesis-profile=fast
 
 lint: $(STAMP)
-	$(BIN)/ruff check streams_assign lag tests benchmarks
+	$(BIN)/ruff check streams_assign lag devtools tests benchmarks
 	$(BIN)/mypy
 
 clean:

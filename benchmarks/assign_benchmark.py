@@ -2,7 +2,7 @@
 
 Clients 10, 100, 1000 x capacity 4; 2000 stateful + 1000 stateless tasks; 1 standby; every
 stateful task has a previous active (lag -2) and a previous standby, about half of which are
-caught up (``streams_assign.simulation.generators.scale_scenario``).
+caught up (``devtools.generators.cluster_states.scale_scenario``).
 
 Prints the median wall time of ``HighAvailabilityTaskAssignor.assign`` per size, and with
 ``--literal`` also the time of the Kafka-literal structures (Java priority queues read lazily,
@@ -16,14 +16,19 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.formats.cluster_state import parse_cluster_state
-from streams_assign.simulation.generators import scale_scenario
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.cluster_states import scale_scenario  # noqa: E402
+from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
+from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
 
 #: Kafka's Java assignor on this machine class (from the issue), seconds.
 KAFKA_JAVA_SECONDS = {10: 0.064, 100: 0.85, 1000: 19.9}

@@ -53,7 +53,7 @@ def main() -> int:
     import pytest
     from conftest import AppCluster
 
-    from streams_assign.testing.kafka import KafkaBroker
+    from devtools.kafka.broker import KafkaBroker
 
     script = "counts_app_sync.py"
     if args.code is not None:

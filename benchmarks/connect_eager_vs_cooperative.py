@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -24,14 +25,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.connect import replay_connect
-from streams_assign.connect.scores import SequenceScore, score_sequence
-from streams_assign.connect.simulate import simulate_connect
-from streams_assign.formats.connect_sequence import load_connect_sequence
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
 
-DEFAULT_FOLDER = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "scenarios" / "kafka-connect"
-)
+from devtools.paths import CORPORA  # noqa: E402
+from streams_assign.connect import replay_connect  # noqa: E402
+from streams_assign.connect.scores import SequenceScore, score_sequence  # noqa: E402
+from streams_assign.connect.simulate import simulate_connect  # noqa: E402
+from streams_assign.formats.connect_sequence import load_connect_sequence  # noqa: E402
+
+DEFAULT_FOLDER = CORPORA / "kafka-connect"
 
 
 def _row(label: str, scores: list[SequenceScore], seconds: float) -> list[str]:

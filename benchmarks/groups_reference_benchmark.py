@@ -1,7 +1,7 @@
 """Our consumer and Connect assignors beside Kafka's own (a warm JVM), on the shared corpora.
 
 For every shared consumer state and Connect sequence: our decision in-process and Kafka's
-through the live harness (``streams_assign.testing.groups_reference``; the JVM is warmed up
+through the live harness (``devtools.kafka.groups_reference``; the JVM is warmed up
 first, its times include one JSON line each way), the agreement, and the time per state or per
 round. Needs Kafka's jars (``make kafka``) and a JDK.
 
@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
-from streams_assign.connect import replay_connect, rounds_to_json
-from streams_assign.consumer import assign_consumer_group
-from streams_assign.formats.connect_sequence import parse_connect_sequence
-from streams_assign.formats.consumer_group import assignment_to_json, parse_consumer_state
-from streams_assign.testing.groups_reference import KafkaGroupsReference
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
 
-SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios"
+from devtools.kafka.groups_reference import KafkaGroupsReference  # noqa: E402
+from devtools.paths import CORPORA  # noqa: E402
+from streams_assign.connect import replay_connect, rounds_to_json  # noqa: E402
+from streams_assign.consumer import assign_consumer_group  # noqa: E402
+from streams_assign.formats.connect_sequence import parse_connect_sequence  # noqa: E402
+from streams_assign.formats.consumer_group import assignment_to_json, parse_consumer_state  # noqa: E402
 
 
 def main() -> None:
@@ -30,11 +33,11 @@ def main() -> None:
     args = parser.parse_args()
     consumer_docs = [
         json.loads(p.read_text())
-        for p in sorted((SCENARIOS / "kafka-consumer" / "input").glob("*.json"))
+        for p in sorted((CORPORA / "kafka-consumer" / "input").glob("*.json"))
     ]
     sequences = [
         parse_connect_sequence(json.loads(p.read_text()))
-        for p in sorted((SCENARIOS / "kafka-connect" / "input").glob("*.json"))
+        for p in sorted((CORPORA / "kafka-connect" / "input").glob("*.json"))
     ]
     rounds = sum(len(s.rounds) for s in sequences)
     with KafkaGroupsReference() as kafka:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
+import sys
 import time
 from collections import Counter, defaultdict
 from fractions import Fraction
@@ -36,17 +37,20 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.assignors import assign
-from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
-from streams_assign.model import Assignment, ClusterState
-from streams_assign.optimal.costs import PlacementCosts
-from streams_assign.optimal.metrics import Metrics, score
-from streams_assign.optimal.same_rules import without_warmups, zone_violations
-from streams_assign.simulation.convergence import run_randomized_scenario
-from streams_assign.simulation.generators import scale_scenario
-from streams_assign.simulation.replay import rebalances, replay, with_changelog_sizes
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
+from devtools.generators.cluster_states import scale_scenario  # noqa: E402
+from devtools.generators.convergence_harness import run_randomized_scenario  # noqa: E402
+from devtools.paths import CORPORA  # noqa: E402
+from streams_assign.assignors import assign  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state  # noqa: E402
+from streams_assign.model import Assignment, ClusterState  # noqa: E402
+from streams_assign.optimal.costs import PlacementCosts  # noqa: E402
+from streams_assign.optimal.metrics import Metrics, score  # noqa: E402
+from streams_assign.optimal.same_rules import without_warmups, zone_violations  # noqa: E402
+from streams_assign.simulation.replay import rebalances, replay, with_changelog_sizes  # noqa: E402
+
 ASSIGNORS = ("high_availability", "lag_aware_sticky")
 #: Also in the one-rebalance tables (shared and scale states), not in the optimum ratios or over
 #: time: the broker-side assignor of KIP-1071 streams groups (Kafka 4.2+ ``StickyTaskAssignor``),
@@ -113,8 +117,8 @@ def why_worse_than_ha(
 
 
 def shared_states(with_optimum: bool, console: Console) -> None:
-    files = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((SCENARIOS / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((CORPORA / "kafka-ext" / "input").glob("*.json"))
     totals: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     worse_states: list[tuple[str, dict[str, str], Metrics, Metrics]] = []
     for path in files:
@@ -356,7 +360,7 @@ def over_time(seeds: int, console: Console) -> None:
         table.add_column(column, justify="right")
     files = [
         p
-        for p in sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
+        for p in sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))
         if "scale_out" in p.name or "crash" in p.name
     ]
     for name in ASSIGNORS:
@@ -380,8 +384,8 @@ def moves_over_replay(console: Console, max_rounds: int = 50) -> None:
     this total shows whether fewer moves in the first rebalance are fewer moves, or later ones.
     States still probing after ``max_rounds`` rounds are counted up to there.
     """
-    files = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((SCENARIOS / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((CORPORA / "kafka-ext" / "input").glob("*.json"))
     table = Table(title=f"Replay of all {len(files)} shared states: moves until stable")
     columns = ("assignor", "rounds", "moves over the replay", "first rebalance")
     for column in (*columns, f"still probing at {max_rounds}"):

@@ -29,20 +29,24 @@ import argparse
 import hashlib
 import json
 import logging
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor
-from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
-from streams_assign.model import Assignment, ClusterState
-from streams_assign.simulation.convergence import run_randomized_scenario
-from streams_assign.simulation.generators import scale_scenario
-from streams_assign.simulation.replay import rebalances, with_changelog_sizes
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.cluster_states import scale_scenario  # noqa: E402
+from devtools.generators.convergence_harness import run_randomized_scenario  # noqa: E402
+from devtools.paths import CORPORA  # noqa: E402
+from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state  # noqa: E402
+from streams_assign.model import Assignment, ClusterState  # noqa: E402
+from streams_assign.simulation.replay import rebalances, with_changelog_sizes  # noqa: E402
 
 __all__ = ["REPLAY_ROUNDS", "Recorder", "main"]
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 #: Rounds of the replay per shared state (fewer when the assignor stops probing earlier).
 REPLAY_ROUNDS = 4
 NAME = LagAwareStickyTaskAssignor.name
@@ -87,8 +91,8 @@ class Recorder:
 
 def shared_states() -> None:
     """Replay every shared state for up to :data:`REPLAY_ROUNDS` rounds."""
-    files = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((SCENARIOS / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((CORPORA / "kafka-ext" / "input").glob("*.json"))
     for path in files:
         state = with_changelog_sizes(load_cluster_state(path))
         restored = int(10_000 * state.configs.probing_rebalance_interval_ms / 1000)

@@ -1,6 +1,6 @@
 """Kafka's own HighAvailabilityTaskAssignor against ours, timed side by side in one run.
 
-Inputs: the scale scenario (``streams_assign.simulation.generators.scale_scenario``): N clients
+Inputs: the scale scenario (``devtools.generators.cluster_states.scale_scenario``): N clients
 x 4 threads, 2000 stateful + 1000 stateless tasks, 1 standby, every stateful task with a
 previous active (lag -2) and a previous standby of which about half are caught up; N = 10, 100,
 1000, 3000; and 10 000 tasks (6700 stateful + 3300 stateless) at 1000 clients.
@@ -8,7 +8,7 @@ previous active (lag -2) and a previous standby of which about half are caught u
 Per size it prints the median of:
 
 - Kafka: ``HighAvailabilityTaskAssignor.assign()`` of Kafka 4.2 (``.kafka/lib``) in the warm
-  harness JVM (``streams_assign.testing.reference``), fresh ``ClientState``s per run, only the
+  harness JVM (``devtools.kafka.reference``), fresh ``ClientState``s per run, only the
   ``assign()`` call timed (``System.nanoTime``), after warm-up runs on the same input;
 - ours in-process: ``HighAvailabilityTaskAssignor().assign(cluster)`` on the parsed state;
 - ours CLI: the whole ``streams-assign assign --json FILE`` process (interpreter start, parse,
@@ -47,13 +47,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.formats.cluster_state import parse_cluster_state
-from streams_assign.simulation.generators import scale_scenario
-from streams_assign.testing.java import JavaError
-from streams_assign.testing.reference import KafkaReference, differences
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.cluster_states import scale_scenario  # noqa: E402
+from devtools.kafka.java import JavaError  # noqa: E402
+from devtools.kafka.reference import KafkaReference, differences  # noqa: E402
+from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
+from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
 
 
 def seconds_median(run: Any, repeat: int) -> float:

@@ -30,9 +30,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from streams_assign.assignors import assign
-from streams_assign.formats.cluster_state import load_cluster_state
-from streams_assign.optimal import (
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.cluster_states import synthetic_cluster  # noqa: E402
+from devtools.paths import CORPORA  # noqa: E402
+from streams_assign.assignors import assign  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state  # noqa: E402
+from streams_assign.optimal import (  # noqa: E402
     PlacementCosts,
     Problem,
     flow_lower_bound,
@@ -40,12 +45,9 @@ from streams_assign.optimal import (
     score,
     solve_optimal,
 )
-from streams_assign.optimal.synthetic import synthetic_cluster
 
 SIZES = ((50, 10), (200, 20), (500, 25))
-DEFAULT_SCENARIOS = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "scenarios" / "kafka-diff" / "input"
-)
+DEFAULT_SCENARIOS = CORPORA / "kafka-diff" / "input"
 
 
 def _row(*cells: object) -> None:

@@ -1,6 +1,6 @@
 """Parity with Apache Kafka's own outputs on the shared scenarios, in both modes.
 
-Counts the files of ``../shared/scenarios/kafka-diff`` (HighAvailabilityTaskAssignor: actives,
+Counts the files of ``tests/corpora/kafka-diff`` (HighAvailabilityTaskAssignor: actives,
 standbys, probing flag) and ``kafka-ext`` (zones and threads: every field the expected file
 gives, per client and per consumer) that match exactly, in the default mode and in the
 Kafka-literal mode (``HighAvailabilityTaskAssignor(literal=True)``).
@@ -16,12 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from streams_assign.assignors import assign
-from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.assignors.threads import assign_tasks_to_consumers
-from streams_assign.formats.cluster_state import load_cluster_state
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios"
+from devtools.paths import CORPORA  # noqa: E402
+from streams_assign.assignors import assign  # noqa: E402
+from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
+from streams_assign.assignors.threads import assign_tasks_to_consumers  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state  # noqa: E402
 
 
 def decide(path: Path, literal: bool) -> dict[str, Any]:
@@ -53,15 +55,15 @@ def matches(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
 
 def main() -> int:
     logging.disable(logging.WARNING)
-    if not SHARED.is_dir():
-        print(f"{SHARED} is missing", file=sys.stderr)
+    if not CORPORA.is_dir():
+        print(f"{CORPORA} is missing", file=sys.stderr)
         return 2
     for folder in ("kafka-diff", "kafka-ext"):
-        inputs = sorted((SHARED / folder / "input").glob("*.json"))
+        inputs = sorted((CORPORA / folder / "input").glob("*.json"))
         for literal in (False, True):
             good = sum(
                 matches(
-                    json.loads((SHARED / folder / "expected" / p.name).read_text()),
+                    json.loads((CORPORA / folder / "expected" / p.name).read_text()),
                     decide(p, literal),
                 )
                 for p in inputs

@@ -1,6 +1,6 @@
 """Compare the simulator with a real broker: three kafka-python consumers, a rolling bounce.
 
-Starts a single-node Kafka 4.2 broker (``streams_assign.testing.kafka``, jars from
+Starts a single-node Kafka 4.2 broker (``devtools.kafka.broker``, jars from
 ``make kafka``), creates a topic of 12 partitions, runs three consumers of one group (eager
 ``range`` assignor, 10 s sessions, 3 s heartbeats) and bounces each once: ``close()`` (which
 sends LeaveGroup), 10 s down, restart; one every 30 s. It records every revocation and
@@ -15,11 +15,16 @@ made here. Needs the ``clients`` extra (kafka-python) and ``make kafka``. Usage:
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
-from streams_assign.protocol.timeline import simulate
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from streams_assign.protocol.timeline import simulate  # noqa: E402
 
 TOPIC = "protocol-check"
 PARTITIONS = 12
@@ -69,7 +74,7 @@ class _Member(threading.Thread):
 
 def real_run() -> list[dict[str, Any]]:
     """The rolling bounce against a real broker; returns the recorded callbacks."""
-    from streams_assign.testing.kafka import running_broker
+    from devtools.kafka.broker import running_broker
 
     events: list[dict[str, Any]] = []
     with running_broker() as broker:

@@ -27,27 +27,31 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.assignors import assign
-from streams_assign.assignors.lag_aware_sticky import (
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.paths import CORPORA  # noqa: E402
+from streams_assign.assignors import assign  # noqa: E402
+from streams_assign.assignors.lag_aware_sticky import (  # noqa: E402
     assign_immediate_stateful_actives,
     assign_standby_tasks,
     assign_target_stateful_actives,
     balanced_count_bounds,
     warmup_priority,
 )
-from streams_assign.assignors.lag_aware_sticky.problem import IndexedCluster, index_cluster
-from streams_assign.formats.cluster_state import load_cluster_state
-from streams_assign.model import Assignment, ClusterState
-from streams_assign.optimal.costs import PlacementCosts
-from streams_assign.optimal.metrics import score
+from streams_assign.assignors.lag_aware_sticky.problem import IndexedCluster, index_cluster  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state  # noqa: E402
+from streams_assign.model import Assignment, ClusterState  # noqa: E402
+from streams_assign.optimal.costs import PlacementCosts  # noqa: E402
+from streams_assign.optimal.metrics import score  # noqa: E402
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 #: CP-SAT wall seconds per state for the relaxed optimum, and search workers (a shared machine).
 OPTIMUM_TIME_LIMIT = 30.0
 OPTIMUM_WORKERS = 1
@@ -256,8 +260,8 @@ def main() -> None:
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     console = Console(width=200)
-    files = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((SCENARIOS / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((CORPORA / "kafka-ext" / "input").glob("*.json"))
     parts: dict[str, Counter[str]] = defaultdict(Counter)
     causes: Counter[str] = Counter()
     by_state: dict[str, Counter[str]] = defaultdict(Counter)

@@ -33,9 +33,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.assignors import assign
-from streams_assign.formats.cluster_state import load_cluster_state, loads_cluster_state
-from streams_assign.simulation.generators import scale_scenario
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.cluster_states import scale_scenario  # noqa: E402
+from streams_assign.assignors import assign  # noqa: E402
+from streams_assign.formats.cluster_state import load_cluster_state, loads_cluster_state  # noqa: E402
 
 #: Measured before issue #10 on this machine class (from the issue text), seconds.
 BEFORE = {"help": "1.0-1.6", 10: "1.7-2.2"}

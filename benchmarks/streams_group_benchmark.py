@@ -27,10 +27,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from streams_assign.assignors.streams_group_sticky import assign_streams_group
-from streams_assign.formats.streams_group import loads_streams_group, parse_streams_group
-from streams_assign.testing.streams_group_harness import streams_group_harness
-from streams_assign.testing.streams_group_random import scale_streams_group
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devtools is not installed: it is imported from the checkout
+
+from devtools.generators.streams_groups import scale_streams_group  # noqa: E402
+from devtools.kafka.streams_group_harness import streams_group_harness  # noqa: E402
+from streams_assign.assignors.streams_group_sticky import assign_streams_group  # noqa: E402
+from streams_assign.formats.streams_group import loads_streams_group, parse_streams_group  # noqa: E402
 
 
 def _median_ms(samples: list[float]) -> float:

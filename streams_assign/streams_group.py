@@ -8,7 +8,7 @@ the broker, not by a Streams client acting as leader. What its ``TaskAssignor`` 
 currently owned active / standby / warm-up tasks and reported changelog offset sums), a
 ``TopologyDescriber`` (subtopologies with their partition counts and whether they are stateful)
 and the group's ``AssignmentConfigs``. :mod:`streams_assign.formats.streams_group` reads and
-writes these values in the JSON format of ``../shared/scenarios/kafka-streams-group/FORMAT.md``;
+writes these values in the JSON format of ``tests/corpora/kafka-streams-group/FORMAT.md``;
 :func:`from_cluster_state` builds them from a classic cluster state.
 """
 

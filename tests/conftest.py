@@ -1,5 +1,5 @@
-"""Shared fixtures: where the shared Kafka scenarios live, the one Kafka broker and the one Spark
-session of a test run, the hypothesis profiles of the test tiers."""
+"""Shared fixtures: Kafka's recorded decisions (``tests/corpora``), the one Kafka broker and the
+one Spark session of a test run, the hypothesis profiles of the test tiers."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from devtools.paths import CORPORA
+
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-SCENARIOS = SHARED / "scenarios"
 
 # Hypothesis profiles of the test tiers (tests/tiers.py): "full" is hypothesis' defaults (make
 # test, CI); "fast" draws fewer examples (make test-fast passes --hypothesis-profile=fast).
@@ -23,11 +23,14 @@ settings.register_profile("fast", max_examples=20)
 
 
 @pytest.fixture(scope="session")
-def shared_scenarios() -> Path:
-    """``../shared/scenarios`` beside the repository (a test that needs it fails when absent)."""
-    if not SCENARIOS.is_dir():
-        pytest.fail(f"{SCENARIOS} is missing: the shared scenarios must sit beside the repository")
-    return SCENARIOS
+def kafka_corpora() -> Path:
+    """``tests/corpora``: Kafka's recorded decisions, one folder per corpus.
+
+    FAILS (never skips) when the folder is missing (``tests/corpora/PROVENANCE.md``).
+    """
+    if not CORPORA.is_dir():
+        pytest.fail(f"{CORPORA} is missing: Kafka's recorded decisions belong in the repository")
+    return CORPORA
 
 
 @pytest.fixture(scope="session")
@@ -38,8 +41,8 @@ def kafka_broker(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def
     fetches them from Maven Central). Stopped at the end of the session; its logs are kept, and
     their folder printed, when a test failed.
     """
-    from streams_assign.testing.java import KafkaJarsMissingError
-    from streams_assign.testing.kafka import KafkaBroker
+    from devtools.kafka.broker import KafkaBroker
+    from devtools.kafka.java import KafkaJarsMissingError
 
     broker = KafkaBroker()
     try:

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from devtools.generators.cluster_states import scale_scenario
 from streams_assign.assignors import balance_pairs
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.formats.cluster_state import loads_cluster_state, parse_cluster_state
 from streams_assign.model import TaskId
-from streams_assign.simulation.generators import scale_scenario
 
 
 def count_hashes(monkeypatch: pytest.MonkeyPatch, document: dict) -> int:

@@ -1,6 +1,6 @@
 """The Connect sequence format (``kafka-connect/input/*.json``): load and validate.
 
-The format is described in ``../shared/scenarios/kafka-connect/FORMAT.md``. Defaults: protocol
+The format is described in ``tests/corpora/kafka-connect/FORMAT.md``. Defaults: protocol
 ``sessioned``, ``scheduled_rebalance_max_delay_ms`` 300000, ``config_offset`` 1 (+1 on each
 round that carries ``connectors``), leader = first member, generation = previous + 1 (1 in the
 first round), last completed generation = generation - 1.

@@ -1,6 +1,6 @@
 """The consumer-group state format (``kafka-consumer/input/*.json``): load and validate.
 
-The format is described in ``../shared/scenarios/kafka-consumer/FORMAT.md``; every bad value
+The format is described in ``tests/corpora/kafka-consumer/FORMAT.md``; every bad value
 raises :class:`~streams_assign.errors.InvalidConsumerStateError` naming its JSON path and the
 value found.
 """

@@ -18,8 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("streams_assign", "lag")
 ERRORS_MODULE = "streams_assign/errors.py"
 API_DOC = "docs/api.md"
-#: Repo tooling inside the package keeps its own exceptions (it is not part of the library).
-REPO_TOOLING = ("streams_assign/testing/",)
 
 _BUILTIN_EXCEPTIONS = frozenset(
     name
@@ -81,7 +79,7 @@ def misplaced_exceptions(root: Path) -> list[str]:
     return sorted(
         f"{file}:{line}: class {name}({', '.join(bases)})"
         for file, line, name, bases in classes
-        if name in exceptions and file != ERRORS_MODULE and not file.startswith(REPO_TOOLING)
+        if name in exceptions and file != ERRORS_MODULE
     )
 
 

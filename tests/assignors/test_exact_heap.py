@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from devtools.generators.cluster_states import random_scenario, scale_scenario
 from streams_assign.assignors.caught_up_clients import ExactCaughtUpClients, _remove_key
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.formats.cluster_state import parse_cluster_state
@@ -17,7 +18,6 @@ from streams_assign.java.priority_queue import (
     JavaPriorityQueue,
     java_hash_set_order,
 )
-from streams_assign.simulation.generators import random_scenario, scale_scenario
 
 
 def _java_queue(keys: list[int], order: list[int]) -> JavaPriorityQueue[int]:

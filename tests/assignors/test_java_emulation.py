@@ -104,14 +104,14 @@ def test_the_check_finds_every_way_of_reading_the_mode() -> None:
     assert reads_of_the_mode("pairs = state.java.balancing_pairs(a, b)\n") == []
 
 
-def _state(shared_scenarios: Path, literal: bool) -> AssignmentState:
-    paths = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
-    assert paths, f"no kafka-diff input under {shared_scenarios}"
+def _state(kafka_corpora: Path, literal: bool) -> AssignmentState:
+    paths = sorted((kafka_corpora / "kafka-diff" / "input").glob("*.json"))
+    assert paths, f"no kafka-diff input under {kafka_corpora}"
     return AssignmentState(load_cluster_state(paths[0]), literal=literal)
 
 
-def test_the_default_state_is_built_with_the_fast_structures(shared_scenarios: Path) -> None:
-    state = _state(shared_scenarios, literal=False)
+def test_the_default_state_is_built_with_the_fast_structures(kafka_corpora: Path) -> None:
+    state = _state(kafka_corpora, literal=False)
     assert isinstance(state.java, FastJavaEmulation)
     assert isinstance(state.java.balancing_pairs([1, 1], [0, 0]), ListPairs)
     polled = state.priority_set(state.task_load, lambda c, t: True)
@@ -119,8 +119,8 @@ def test_the_default_state_is_built_with_the_fast_structures(shared_scenarios: P
     assert isinstance(state.java.caught_up_clients_by_task_load(state), ExactCaughtUpClients)
 
 
-def test_the_literal_state_is_built_with_kafkas_structures(shared_scenarios: Path) -> None:
-    state = _state(shared_scenarios, literal=True)
+def test_the_literal_state_is_built_with_kafkas_structures(kafka_corpora: Path) -> None:
+    state = _state(kafka_corpora, literal=True)
     assert isinstance(state.java, LiteralJavaEmulation)
     assert isinstance(state.java.balancing_pairs([1, 1], [0, 0]), AllPairs)
     polled = state.priority_set(state.task_load, lambda c, t: True)

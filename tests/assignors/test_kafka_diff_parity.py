@@ -1,6 +1,6 @@
 """Every shared Kafka scenario gives exactly the assignment Apache Kafka computed.
 
-``../shared/scenarios/kafka-diff/expected/`` holds the output of Kafka's own
+``tests/corpora/kafka-diff/expected/`` holds the output of Kafka's own
 ``HighAvailabilityTaskAssignor`` (commit 1eb7644349cb) on each input: same actives, same
 standbys (warmups included), same probing flag, for every client.
 """
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.formats.cluster_state import load_cluster_state
 
-SCENARIOS = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios"
-INPUTS = sorted((SCENARIOS / "kafka-diff" / "input").glob("*.json"))
+INPUTS = sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))
 
 
 def _expected(path: Path) -> dict:

@@ -1,4 +1,4 @@
-"""Parity with Kafka on ``../shared/scenarios/kafka-ext`` (zones, threads, both): 120 files.
+"""Parity with Kafka on ``tests/corpora/kafka-ext`` (zones, threads, both): 120 files.
 
 Each expected file is Apache Kafka's own output (trunk 1eb7644349cb) for the input of the same
 name: per client ``active`` and ``standby``, and per consumer ``active`` and ``standby`` where
@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.assignors import assign
 
-EXT = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-ext"
+EXT = CORPORA / "kafka-ext"
 INPUTS = sorted((EXT / "input").glob("*.json")) if EXT.is_dir() else []
 
 
@@ -58,7 +59,7 @@ def run(path: Path) -> list[str]:
 
 
 def test_all_120_files_are_present() -> None:
-    assert EXT.is_dir(), f"{EXT} is missing: the shared scenarios must sit beside the repository"
+    assert EXT.is_dir(), f"{EXT} is missing: Kafka's recorded decisions belong in tests/corpora"
     assert len(INPUTS) == 120
     assert {p.name for p in (EXT / "expected").glob("*.json")} == {p.name for p in INPUTS}
 

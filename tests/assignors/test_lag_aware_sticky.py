@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devtools.generators.convergence_harness import run_randomized_scenario
 from streams_assign.assignors import assign
 from streams_assign.assignors.lag_aware_sticky import (
     LagAwareStickyTaskAssignor,
@@ -30,7 +31,6 @@ from streams_assign.assignors.lag_aware_sticky import (
 )
 from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import Assignment, ClusterState
-from streams_assign.simulation.convergence import run_randomized_scenario
 from tests.tiers import examples
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)
@@ -221,13 +221,13 @@ WORSE_THAN_HA = {
 
 
 @pytest.fixture(scope="module")
-def shared_totals(shared_scenarios: Path) -> dict[str, Any]:
+def shared_totals(kafka_corpora: Path) -> dict[str, Any]:
     from benchmarks.improved_assignor_benchmark import why_worse_than_ha
     from streams_assign.optimal.costs import PlacementCosts
     from streams_assign.optimal.metrics import score
 
-    files = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((shared_scenarios / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((kafka_corpora / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((kafka_corpora / "kafka-ext" / "input").glob("*.json"))
     assert len(files) == 280
     totals: dict[str, Any] = {"worse": {}}
     for path in files:

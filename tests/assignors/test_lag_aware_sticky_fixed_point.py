@@ -179,10 +179,10 @@ def _all_holders_caught_up(cluster: ClusterState) -> ClusterState:
     return replace(cluster, clients=clients)
 
 
-def test_stable_output_is_a_fixed_point_on_the_shared_states(shared_scenarios: Path) -> None:
+def test_stable_output_is_a_fixed_point_on_the_shared_states(kafka_corpora: Path) -> None:
     """Every fourth shared state, every holder caught up, until stable (at most 30 rounds)."""
-    files = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((shared_scenarios / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((kafka_corpora / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((kafka_corpora / "kafka-ext" / "input").glob("*.json"))
     assert len(files) == 280
     excluded = {name.split("/")[1] for name in STILL_PROBING_AT_50}
     sample = [p for p in files[::4] if p.stem not in excluded]
@@ -203,13 +203,13 @@ def test_stable_output_is_a_fixed_point_on_the_shared_states(shared_scenarios: P
 
 
 @pytest.fixture(scope="module")
-def long_replays(shared_scenarios: Path) -> dict[str, tuple[int, bool, Any]]:
+def long_replays(kafka_corpora: Path) -> dict[str, tuple[int, bool, Any]]:
     """The replay (10,000 records/s per copy) of the 12 states, up to 200 rounds each."""
     out = {}
     for name in STILL_PROBING_AT_50:
         group, stem = name.split("/")
         state = with_changelog_sizes(
-            load_cluster_state(shared_scenarios / group / "input" / f"{stem}.json")
+            load_cluster_state(kafka_corpora / group / "input" / f"{stem}.json")
         )
         restored = int(10_000 * state.configs.probing_rebalance_interval_ms / 1000)
         state, result, rounds = _stable(state, restored, 200)

@@ -186,12 +186,12 @@ def test_a_deal_fed_back_as_the_previous_assignment_is_unchanged(
 
 
 def test_fewer_stateless_moves_than_kafkas_deal_on_the_shared_states(
-    shared_scenarios: Path,
+    kafka_corpora: Path,
 ) -> None:
     """From ours' stateful actives on each shared state, ours moves no more stateless tasks
     than Kafka's least-loaded deal filled with previous tasks first, and fewer in total."""
-    files = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((shared_scenarios / "kafka-ext" / "input").glob("*.json"))
+    files = sorted((kafka_corpora / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((kafka_corpora / "kafka-ext" / "input").glob("*.json"))
     assert len(files) == 280
     ours_total = kafka_total = 0
     for path in files:

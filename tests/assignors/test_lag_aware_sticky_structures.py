@@ -33,9 +33,9 @@ SETTINGS = settings(
 )
 
 
-def test_restore_costs_follow_the_rule_on_the_shared_states(shared_scenarios: Path) -> None:
-    files = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
-    files += sorted((shared_scenarios / "kafka-ext" / "input").glob("*.json"))
+def test_restore_costs_follow_the_rule_on_the_shared_states(kafka_corpora: Path) -> None:
+    files = sorted((kafka_corpora / "kafka-diff" / "input").glob("*.json"))
+    files += sorted((kafka_corpora / "kafka-ext" / "input").glob("*.json"))
     assert len(files) == 280
     checked = 0
     for path in files:

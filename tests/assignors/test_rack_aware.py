@@ -684,13 +684,13 @@ def with_synthetic_racks(document: dict[str, Any], seed: int) -> dict[str, Any]:
 @pytest.mark.slow
 @pytest.mark.usefixtures("fast_rack_solver")
 def test_kafka_diff_scenarios_keep_stateful_placement_without_traffic_cost(
-    shared_scenarios: Path,
+    kafka_corpora: Path,
 ) -> None:
     """#34 over the 160 Kafka scenarios: min_traffic with traffic cost 0 changes no stateful task.
 
     And balance_subtopology still yields a valid assignment.
     """
-    inputs = sorted((shared_scenarios / "kafka-diff" / "input").glob("*.json"))
+    inputs = sorted((kafka_corpora / "kafka-diff" / "input").glob("*.json"))
     assert inputs
     for k, path in enumerate(inputs):
         document = with_synthetic_racks(json.loads(path.read_text()), seed=k)

@@ -172,7 +172,7 @@ def test_every_subcommand_names_the_file_in_its_error(argv: list[str], tmp_path:
 def test_tables_fit_100_columns_on_a_wide_terminal(
     command: str, monkeypatch, capsys, tmp_path: Path
 ) -> None:
-    from streams_assign.simulation.generators import scale_scenario
+    from devtools.generators.cluster_states import scale_scenario
 
     monkeypatch.setenv("COLUMNS", "240")
     state = tmp_path / "wide.json"

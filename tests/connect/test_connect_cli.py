@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.cli import main
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-connect"
+FOLDER = CORPORA / "kafka-connect"
 INCREMENTAL = FOLDER / "input" / "k0001_incremental.json"
 EAGER = FOLDER / "input" / "k0000_eager.json"
 

@@ -1,6 +1,6 @@
 """Every shared Connect sequence gives, round by round, exactly what Kafka's assignor decided.
 
-``../shared/scenarios/kafka-connect/expected/`` holds what Connect's ``EagerAssignor`` and
+``tests/corpora/kafka-connect/expected/`` holds what Connect's ``EagerAssignor`` and
 ``IncrementalCooperativeAssignor`` decided in each round. Every field is compared except
 ``debug`` (a diagnostic, per FORMAT.md), which has its own test. A missing folder fails.
 """
@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.connect import replay_connect, rounds_to_json
 from streams_assign.formats.connect_sequence import load_connect_sequence
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-connect"
+FOLDER = CORPORA / "kafka-connect"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))
 
 

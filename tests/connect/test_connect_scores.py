@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.connect import replay_connect
 from streams_assign.connect.scores import score_sequence
 from streams_assign.connect.simulate import simulate_connect
 from streams_assign.formats.connect_sequence import load_connect_sequence
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-connect"
+FOLDER = CORPORA / "kafka-connect"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))
 EAGER = [p for p in INPUTS if p.stem.endswith("_eager")]
 INCREMENTAL = [p for p in INPUTS if p.stem.endswith("_incremental")]

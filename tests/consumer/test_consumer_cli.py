@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.cli import main
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-consumer"
+FOLDER = CORPORA / "kafka-consumer"
 STICKY = FOLDER / "input" / "c0001_sticky.json"
 RANGE = FOLDER / "input" / "c0000_range.json"
 

@@ -1,6 +1,6 @@
 """Every shared consumer-group state gives exactly the assignment Kafka's assignor computed.
 
-``../shared/scenarios/kafka-consumer/expected/`` holds what Kafka's ``RangeAssignor``,
+``tests/corpora/kafka-consumer/expected/`` holds what Kafka's ``RangeAssignor``,
 ``RoundRobinAssignor``, ``StickyAssignor`` and ``CooperativeStickyAssignor`` decided for each
 input. A missing folder fails (no skip).
 """
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.consumer import assign_consumer_group
 from streams_assign.formats.consumer_group import assignment_to_json, load_consumer_state
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-consumer"
+FOLDER = CORPORA / "kafka-consumer"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))
 
 

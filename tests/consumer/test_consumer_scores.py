@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.consumer import assign_consumer_group
 from streams_assign.consumer.scores import score_consumer_assignment
 from streams_assign.formats.consumer_group import load_consumer_state
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-consumer"
+FOLDER = CORPORA / "kafka-consumer"
 INPUTS = sorted((FOLDER / "input").glob("*.json"))
 
 

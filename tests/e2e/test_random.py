@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from streams_assign.testing.e2e import run_scenario
-from streams_assign.testing.kafka import KafkaBroker
+from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.e2e import run_scenario
 
 LONG = os.environ.get("STREAMS_ASSIGN_LONG") == "1"
 RUNS = int(os.environ.get("STREAMS_ASSIGN_E2E_RUNS", "8"))

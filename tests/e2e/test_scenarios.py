@@ -5,7 +5,7 @@ Each scenario runs the real application (3 instances, 2 stream threads each, 1 s
 the session's broker, collects the operator's view, predicts, triggers the rebalance and
 compares per process (active tasks, standby tasks with warmups) and the probing flag with the
 group leader's decision, and with what the processes run once the group is stable again. See
-docs/e2e.md and :mod:`streams_assign.testing.e2e`.
+docs/e2e.md and :mod:`devtools.kafka.e2e`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from streams_assign.testing.e2e import ScenarioResult, run_scenario
-from streams_assign.testing.kafka import KafkaBroker
+from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.e2e import ScenarioResult, run_scenario
 
 pytestmark = pytest.mark.kafka
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from streams_assign.testing.java import KafkaJarsMissingError
-from streams_assign.testing.kafka import KafkaBroker, KafkaToolError
+from devtools.kafka.broker import KafkaBroker, KafkaToolError
+from devtools.kafka.java import KafkaJarsMissingError
 
 pytestmark = pytest.mark.kafka
 

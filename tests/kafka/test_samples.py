@@ -1,7 +1,7 @@
 """The real tool samples of Kafka 4.2 (``tests/data/tool_samples/kafka-4.2``) read by ``lag``.
 
 The samples were written by Kafka's own tools and Kafka Streams 4.2.1 against the application
-of ``kafka/streams-app`` (``python -m streams_assign.testing.samples``): three processes with
+of ``kafka/streams-app`` (``python -m devtools.kafka.samples``): three processes with
 two stream threads each, twelve tasks (sub-topologies 0, 1, 2 with four partitions each).
 The older hand-made style stays in ``../shared/reference/samples``.
 """
@@ -29,7 +29,7 @@ SOURCE_PARTITIONS = {
 @pytest.fixture(scope="module")
 def samples() -> Path:
     if not (SAMPLES / "VERSION").is_file():
-        pytest.fail(f"{SAMPLES} is missing: python -m streams_assign.testing.samples {SAMPLES}")
+        pytest.fail(f"{SAMPLES} is missing: python -m devtools.kafka.samples {SAMPLES}")
     return SAMPLES
 
 
@@ -84,7 +84,7 @@ def test_checkpoints_of_the_stopped_instance_are_within_the_end_offsets(samples:
 
 
 def test_leader_decision_line_gives_every_task_once(samples: Path) -> None:
-    from streams_assign.testing.e2e import parse_decision
+    from devtools.kafka.e2e import parse_decision
 
     line = (samples / "leader-decision.log").read_text()
     decision = parse_decision(line)

@@ -1,6 +1,6 @@
 """``streams-lag compute --master spark://...`` on a real Spark standalone cluster (a master and
-two workers on loopback, :class:`lag.cluster.StandaloneCluster`) gives the same cluster state,
-lag table and restore table as ``local[2]`` on the same small history.
+two workers on loopback, :class:`devtools.spark_cluster.StandaloneCluster`) gives the same
+cluster state, lag table and restore table as ``local[2]`` on the same small history.
 
 The cluster run is a separate process (this test process already holds the shared ``local[2]``
 context); every master, worker and executor process is stopped in the fixture's teardown.
@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from lag.cluster import StandaloneCluster
+from devtools.spark_cluster import StandaloneCluster
 from lag.generate import FleetSpec, generate
 from lag.pipeline import ComputeRequest, run_compute
 

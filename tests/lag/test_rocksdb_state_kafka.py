@@ -1,6 +1,6 @@
 """The Kafka Streams 4.3 reader on state directories written by a real Kafka Streams 4.3 app.
 
-The project's ``OrdersApp`` (``streams_assign.testing.streams_app``) runs on kafka-streams and
+The project's ``OrdersApp`` (``devtools.kafka.streams_app``) runs on kafka-streams and
 kafka-clients 4.3.1 (``.kafka/lib-next``) against the session's 4.2.1 broker: two instances,
 one stream thread each, ``num.standby.replicas=1``, so every stateful task has a store on both.
 After both closed cleanly, the state directories must hold no ``.checkpoint`` (KIP-1035) and
@@ -24,16 +24,16 @@ from pathlib import Path
 
 import pytest
 
-from lag.cli import main as lag_main
-from lag.collect import CollectResult, collect_state_dirs
-from lag.rocksdb_state import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
-from streams_assign.testing.e2e import CONSUMER_GROUPS, parse_decision, wait_caught_up
-from streams_assign.testing.streams_app import (
+from devtools.kafka.e2e import CONSUMER_GROUPS, parse_decision, wait_caught_up
+from devtools.kafka.streams_app import (
     INPUT_PARTITIONS,
     STORES,
     StreamsCluster,
     app_classpath_next,
 )
+from lag.cli import main as lag_main
+from lag.collect import CollectResult, collect_state_dirs
+from lag.rocksdb_state import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
 
 pytestmark = pytest.mark.kafka
 

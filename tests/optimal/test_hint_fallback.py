@@ -9,11 +9,10 @@ hint, marked ``FEASIBLE`` with ``from_hint``. The tests force the empty stage de
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from ortools.sat.python import cp_model
 
+from devtools.paths import CORPORA
 from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal import Problem, solve_optimal
@@ -22,9 +21,8 @@ from streams_assign.optimal.costs import PlacementCosts
 from streams_assign.optimal.metrics import score
 from streams_assign.optimal.same_rules import without_warmups, zone_violations
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "scenarios"
 #: A tagged state with zone violations in ours' output, so every same-rules stage has work.
-STATE = SHARED / "kafka-ext" / "input" / "p0050-both-thread_change.json"
+STATE = CORPORA / "kafka-ext" / "input" / "p0050-both-thread_change.json"
 
 
 @pytest.fixture

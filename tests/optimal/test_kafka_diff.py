@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal import OBJECTIVES, Problem, model_violations, score, solve_optimal
@@ -25,9 +26,7 @@ RETRY_TIME_LIMIT = 120.0
 #: Default selection: scenarios with at most this many (stateful task, client) pairs and tasks.
 MAX_CELLS = 400
 MAX_TASKS = 80
-KAFKA_DIFF = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-diff" / "input"
-)
+KAFKA_DIFF = CORPORA / "kafka-diff" / "input"
 
 
 def _selected() -> list[str]:
@@ -47,8 +46,8 @@ SCENARIOS = _selected()
 
 
 @pytest.fixture(scope="module")
-def inputs(shared_scenarios: Path) -> Path:
-    return shared_scenarios / "kafka-diff" / "input"
+def inputs(kafka_corpora: Path) -> Path:
+    return kafka_corpora / "kafka-diff" / "input"
 
 
 def test_selection_covers_enough_scenarios(inputs):

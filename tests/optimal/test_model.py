@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devtools.generators.cluster_states import synthetic_cluster
 from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.model import LONG_MAX_VALUE
@@ -24,7 +25,6 @@ from streams_assign.optimal import (
     solve_optimal,
 )
 from streams_assign.optimal.model import hall_violations, realize_generic
-from streams_assign.optimal.synthetic import synthetic_cluster
 
 
 def test_too_many_standbys_for_balance_is_infeasible_with_an_explanation(data):
@@ -168,9 +168,9 @@ def test_hall_violations_find_the_client_set_the_tasks_cannot_supply():
 
 
 @pytest.mark.slow
-def test_hall_cuts_keep_the_aggregated_model_exact(shared_scenarios, caplog):
+def test_hall_cuts_keep_the_aggregated_model_exact(kafka_corpora, caplog):
     # s0023-large: the first aggregated optimum puts generic standbys where they cannot be named.
-    cluster = load_cluster_state(shared_scenarios / "kafka-diff" / "input" / "s0023-large.json")
+    cluster = load_cluster_state(kafka_corpora / "kafka-diff" / "input" / "s0023-large.json")
     with caplog.at_level(logging.INFO, logger="streams_assign.optimal.solve"):
         aggregated = solve_optimal(cluster, "immediate", time_limit=30)
     full = solve_optimal(cluster, "immediate", time_limit=30, aggregate=False)

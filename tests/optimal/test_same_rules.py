@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import ClusterState
@@ -32,7 +33,6 @@ from streams_assign.optimal.same_rules import without_warmups, zone_violations
 from tests.optimal.test_bruteforce import tiny_document
 
 DATA = Path(__file__).parent / "data"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "scenarios"
 MAX_COMBINATIONS = 20_000
 INSTANCES = 12
 
@@ -224,7 +224,7 @@ def test_same_rules_applies_to_the_immediate_problem_only() -> None:
     ],
 )
 def test_lag_aware_sticky_is_never_better_than_the_same_rules_optimum(name: str) -> None:
-    path = SHARED / name
+    path = CORPORA / name
     assert path.exists(), f"missing shared scenario {path}"
     cluster = load_cluster_state(path)
     costs = PlacementCosts.of(cluster)

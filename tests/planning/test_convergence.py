@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.planning.convergence import RestoreRates, plan_convergence
 from streams_assign.planning.plan import build_plan
 from streams_assign.planning.whatif import Changes, apply_changes
 from streams_assign.simulation.replay import replay
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-INPUTS = SHARED / "scenarios" / "kafka-diff" / "input"
+INPUTS = CORPORA / "kafka-diff" / "input"
 
 
 def _path(name: str) -> Path:

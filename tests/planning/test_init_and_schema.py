@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.cli import main
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.formats.schema import load_schema
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
 
 def test_init_yaml_and_json_give_the_same_valid_state(tmp_path: Path) -> None:
@@ -53,10 +52,10 @@ def test_every_shared_state_and_the_example_pass_the_schema(tmp_path: Path) -> N
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(load_schema())
-    paths = sorted((SHARED / "scenarios" / "kafka-diff" / "input").glob("*.json"))[::5]
-    paths += sorted((SHARED / "scenarios" / "kafka-ext" / "input").glob("*.json"))[::5]
+    paths = sorted((CORPORA / "kafka-diff" / "input").glob("*.json"))[::5]
+    paths += sorted((CORPORA / "kafka-ext" / "input").glob("*.json"))[::5]
     if len(paths) < 20:
-        pytest.fail(f"shared scenarios missing under {SHARED / 'scenarios'}")
+        pytest.fail(f"shared scenarios missing under {CORPORA}")
     example = tmp_path / "e.json"
     assert main(["init", str(example)]) == 0
     for path in [*paths, example]:
@@ -68,9 +67,7 @@ def test_schema_rejects_what_the_parser_rejects() -> None:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(load_schema())
-    good = json.loads(
-        (SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json").read_text()
-    )
+    good = json.loads((CORPORA / "kafka-diff" / "input" / "s0002-crash.json").read_text())
     for path, value in (
         (("clients", 0, "capacity"), 0),
         (("configs", "probing_rebalance_interval_ms"), 1000),

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.cli import main
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.planning.whatif import Changes, apply_changes
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-CRASH = SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json"
+CRASH = CORPORA / "kafka-diff" / "input" / "s0002-crash.json"
 
 
 @pytest.fixture(scope="module")

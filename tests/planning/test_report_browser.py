@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.cli import main
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-SCALE_OUT = SHARED / "scenarios" / "kafka-diff" / "input" / "s0001-scale_out.json"
+SCALE_OUT = CORPORA / "kafka-diff" / "input" / "s0001-scale_out.json"
 
 
 def _screenshot(page: Path, png: Path) -> None:

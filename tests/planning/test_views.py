@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.cli import main
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.optimal.compare import _target_gap_cell
@@ -16,8 +17,7 @@ from streams_assign.planning.convergence import RestoreRates
 from streams_assign.planning.scores import convergence_scores
 from streams_assign.simulation.replay import replay
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-SCALE_OUT = SHARED / "scenarios" / "kafka-diff" / "input" / "s0001-scale_out.json"
+SCALE_OUT = CORPORA / "kafka-diff" / "input" / "s0001-scale_out.json"
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_a_negative_target_gap_reads_not_balanced_yet() -> None:
 def test_lags_lists_every_replica_with_kafkas_caught_up_rule(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    crash = SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json"
+    crash = CORPORA / "kafka-diff" / "input" / "s0002-crash.json"
     cluster = load_cluster_state(crash)
     assert main(["lags", str(crash), "--json", "--restore-rate", "1000"]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -83,7 +83,7 @@ def test_lags_lists_every_replica_with_kafkas_caught_up_rule(
 
 
 def test_lags_refuses_a_bad_rate(capsys: pytest.CaptureFixture[str]) -> None:
-    crash = SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json"
+    crash = CORPORA / "kafka-diff" / "input" / "s0002-crash.json"
     assert main(["lags", str(crash), "--restore-rate", "-5"]) == 2
     assert "--restore-rate must be > 0 records/s, got -5" in capsys.readouterr().err
 

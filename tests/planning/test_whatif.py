@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.errors import PlanInputError
 from streams_assign.formats.cluster_state import load_cluster_state, parse_cluster_state
 from streams_assign.model import LATEST_OFFSET
 from streams_assign.planning.whatif import Changes, apply_changes
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-INPUTS = SHARED / "scenarios" / "kafka-diff" / "input"
+INPUTS = CORPORA / "kafka-diff" / "input"
 
 
 def _inputs() -> list[Path]:

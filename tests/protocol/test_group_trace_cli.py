@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.cli import main
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-group"
+FOLDER = CORPORA / "kafka-group"
 
 
 def test_group_trace_json_prints_the_kafka_output_document(

@@ -1,6 +1,6 @@
 """The coordinator answers every shared group trace and named flow exactly as Kafka did.
 
-``../shared/scenarios/kafka-group/expected/`` holds what Kafka's classic-group coordinator
+``tests/corpora/kafka-group/expected/`` holds what Kafka's classic-group coordinator
 (``GroupMetadataManager``, trunk 1eb7644349cb) answered for each of the 60 traces in ``input/``;
 ``flows/`` holds 14 named flows with their ``expect`` lists. A missing folder fails.
 """
@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.protocol import check_expectations, run_trace
 
-FOLDER = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-group"
+FOLDER = CORPORA / "kafka-group"
 TRACES = sorted((FOLDER / "input").glob("*.json"))
 FLOWS = sorted((FOLDER / "flows").glob("*.json"))
 CONTRACT_GROUP_FIELDS = ("exists", "state", "generation", "leader", "members")

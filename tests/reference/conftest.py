@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streams_assign.testing.reference import KafkaReference
+from devtools.kafka.reference import KafkaReference
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from streams_assign.testing.generate import random_cluster_state
-from streams_assign.testing.reference import KafkaReference, compare_one, ours
+from devtools.generators.cluster_states import random_cluster_state
+from devtools.kafka.reference import KafkaReference, compare_one, ours
 
 STATES = 300
 LONG_STATES = 10_000

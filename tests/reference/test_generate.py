@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 import uuid
 
+from devtools.generators.cluster_states import SITUATIONS, random_cluster_state
 from streams_assign.formats.cluster_state import parse_cluster_state
-from streams_assign.testing.generate import SITUATIONS, random_cluster_state
 
 
 def _draw(seed: int, count: int, **options: object) -> list[dict]:

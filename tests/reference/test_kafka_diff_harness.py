@@ -1,6 +1,6 @@
 """The harness reproduces the 160 shared kafka-diff decisions: it feeds Kafka's code right.
 
-``../shared/scenarios/kafka-diff/expected/`` was made by Kafka's ``HighAvailabilityTaskAssignor``
+``tests/corpora/kafka-diff/expected/`` was made by Kafka's ``HighAvailabilityTaskAssignor``
 at trunk 1eb7644349cb (4.0.0-SNAPSHOT); the harness runs the one of Kafka 4.2.1 (``.kafka/lib``).
 Identical answers on all 160 states show both that the harness builds Kafka's ``ClientState``s
 as Kafka's leader does and that the assignor did not change between those versions on them.
@@ -9,14 +9,14 @@ as Kafka's leader does and that the assignor did not change between those versio
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from streams_assign.testing.reference import KafkaReference
+from devtools.kafka.reference import KafkaReference
+from devtools.paths import CORPORA
 
-DIFF = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-diff"
+DIFF = CORPORA / "kafka-diff"
 
 
 def _kafka_view(document: dict[str, Any]) -> dict[str, Any]:

@@ -1,19 +1,19 @@
 """The harness reproduces the 120 shared kafka-ext decisions (zones, threads, both).
 
 Kafka's tag-aware standby assignor and ``assignTasksToThreads``, fed by the harness, give what
-``../shared/scenarios/kafka-ext/expected/`` records (Kafka trunk 1eb7644349cb): every client's
+``tests/corpora/kafka-ext/expected/`` records (Kafka trunk 1eb7644349cb): every client's
 actives and standbys and every consumer's tasks.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from streams_assign.testing.reference import KafkaReference
+from devtools.kafka.reference import KafkaReference
+from devtools.paths import CORPORA
 from tests.assignors.test_kafka_ext_parity import differences
 
-EXT = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-ext"
+EXT = CORPORA / "kafka-ext"
 
 
 def test_harness_reproduces_all_120_kafka_ext_files(kafka_reference: KafkaReference) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streams_assign.testing.groups_reference import KafkaGroupsReference
+from devtools.kafka.groups_reference import KafkaGroupsReference
 
 
 @pytest.fixture(scope="session")

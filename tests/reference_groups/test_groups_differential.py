@@ -17,20 +17,20 @@ from typing import Any
 
 import pytest
 
-from streams_assign.connect import replay_connect, rounds_to_json
-from streams_assign.consumer import assign_consumer_group
-from streams_assign.errors import StreamsAssignError
-from streams_assign.formats.connect_sequence import parse_connect_sequence
-from streams_assign.formats.consumer_group import assignment_to_json, parse_consumer_state
-from streams_assign.testing.groups_reference import (
+from devtools.kafka.groups_reference import (
     KafkaGroupsException,
     KafkaGroupsReference,
     random_connect_sequence,
     random_consumer_state,
 )
+from devtools.paths import CORPORA
+from streams_assign.connect import replay_connect, rounds_to_json
+from streams_assign.consumer import assign_consumer_group
+from streams_assign.errors import StreamsAssignError
+from streams_assign.formats.connect_sequence import parse_connect_sequence
+from streams_assign.formats.consumer_group import assignment_to_json, parse_consumer_state
 
 REPO = Path(__file__).resolve().parents[2]
-SCENARIOS = REPO.parent / "shared" / "scenarios"
 FAILURES = REPO / "build" / "differential-failures"
 SEED = int(os.environ.get("STREAMS_ASSIGN_SEED", random.SystemRandom().randrange(2**32)))
 CONSUMER_STATES = 200
@@ -63,18 +63,18 @@ def _contract(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_harness_reproduces_the_shared_consumer_files(kafka_groups: KafkaGroupsReference) -> None:
-    inputs = sorted((SCENARIOS / "kafka-consumer" / "input").glob("*.json"))
-    assert len(inputs) == 80, f"missing shared consumer states in {SCENARIOS}"
+    inputs = sorted((CORPORA / "kafka-consumer" / "input").glob("*.json"))
+    assert len(inputs) == 80, f"missing shared consumer states in {CORPORA}"
     for path in inputs:
-        expected = json.loads((SCENARIOS / "kafka-consumer" / "expected" / path.name).read_text())
+        expected = json.loads((CORPORA / "kafka-consumer" / "expected" / path.name).read_text())
         assert kafka_groups.consumer(json.loads(path.read_text())) == expected, path.name
 
 
 def test_harness_reproduces_the_shared_connect_files(kafka_groups: KafkaGroupsReference) -> None:
-    inputs = sorted((SCENARIOS / "kafka-connect" / "input").glob("*.json"))
-    assert len(inputs) == 40, f"missing shared Connect sequences in {SCENARIOS}"
+    inputs = sorted((CORPORA / "kafka-connect" / "input").glob("*.json"))
+    assert len(inputs) == 40, f"missing shared Connect sequences in {CORPORA}"
     for path in inputs:
-        expected = json.loads((SCENARIOS / "kafka-connect" / "expected" / path.name).read_text())
+        expected = json.loads((CORPORA / "kafka-connect" / "expected" / path.name).read_text())
         sequence = parse_connect_sequence(json.loads(path.read_text()))
         assert kafka_groups.connect(sequence) == _contract(expected), path.name
 

@@ -11,8 +11,8 @@ import os
 
 import pytest
 
+from devtools.generators.convergence_harness import ConvergenceHarness, run_randomized_scenario
 from streams_assign.model import AssignmentConfigs
-from streams_assign.simulation.convergence import ConvergenceHarness, run_randomized_scenario
 
 LONG = os.environ.get("STREAMS_ASSIGN_LONG") == "1"
 

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.cli import main
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.model import LONG_MAX_VALUE
 from streams_assign.simulation.replay import replay, with_changelog_sizes
 
-SCENARIOS = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios" / "kafka-diff"
+SCENARIOS = CORPORA / "kafka-diff"
 SCALE_OUT = SCENARIOS / "input" / "s0001-scale_out.json"
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streams_assign.testing.java import JavaBatch
+from devtools.kafka.java import JavaBatch
 
 
 @pytest.fixture(scope="session")
@@ -15,7 +15,7 @@ def kafka_sticky() -> Iterator[JavaBatch]:
 
     A missing JDK or missing jars make the tests that use it fail with the reason.
     """
-    from streams_assign.testing.streams_group_harness import streams_group_harness
+    from devtools.kafka.streams_group_harness import streams_group_harness
 
     with streams_group_harness(heap="-Xmx384m") as harness:
         yield harness

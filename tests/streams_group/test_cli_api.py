@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from devtools.kafka.java import JavaBatch
+from devtools.paths import CORPORA
 from streams_assign.assignors import ASSIGNORS, assign, assign_group, get_assignor
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.cli import main
@@ -15,12 +17,9 @@ from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.formats.document import load_document
 from streams_assign.formats.streams_group import dump_streams_group
 from streams_assign.streams_group import StreamsGroupState, from_cluster_state
-from streams_assign.testing.java import JavaBatch
-from tests.conftest import SCENARIOS
 
-SHARED = SCENARIOS
-GROUP = SHARED / "kafka-streams-group"
-CLASSIC = SHARED / "kafka-diff" / "input"
+GROUP = CORPORA / "kafka-streams-group"
+CLASSIC = CORPORA / "kafka-diff" / "input"
 
 
 def _group_file(name: str = "sg000_rolling_bounce.json") -> tuple[Path, dict]:

@@ -13,11 +13,11 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from devtools.generators.streams_groups import KINDS, random_streams_group
+from devtools.kafka.java import JavaBatch
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.errors import TaskAssignorException
 from streams_assign.formats.streams_group import parse_streams_group
-from streams_assign.testing.java import JavaBatch
-from streams_assign.testing.streams_group_random import KINDS, random_streams_group
 
 OUT = Path(__file__).resolve().parents[2] / "out" / "streams-group-diff"
 

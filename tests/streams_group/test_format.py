@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.errors import InvalidStreamsGroupError
 from streams_assign.formats.streams_group import (
     dump_streams_group,
@@ -14,9 +15,8 @@ from streams_assign.formats.streams_group import (
     load_streams_group,
     parse_streams_group,
 )
-from tests.conftest import SCENARIOS
 
-STATES = SCENARIOS / "kafka-streams-group"
+STATES = CORPORA / "kafka-streams-group"
 
 
 def _valid() -> dict:

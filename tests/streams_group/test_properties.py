@@ -8,9 +8,9 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devtools.generators.streams_groups import KINDS, random_streams_group
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.formats.streams_group import parse_streams_group
-from streams_assign.testing.streams_group_random import KINDS, random_streams_group
 
 STATES = st.builds(
     lambda seed, kind: random_streams_group(random.Random(seed), kind),

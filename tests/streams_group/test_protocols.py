@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from devtools.paths import CORPORA
 from streams_assign.cli import main
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.streams_group_compare import compare_protocols
-from tests.conftest import SCENARIOS
 
-CLASSIC = SCENARIOS / "kafka-diff" / "input"
+CLASSIC = CORPORA / "kafka-diff" / "input"
 
 
 def _files(count: int) -> list[Path]:

@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from devtools.kafka.java import JavaBatch
+from devtools.paths import CORPORA
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
 from streams_assign.formats.streams_group import load_streams_group
-from streams_assign.testing.java import JavaBatch
-from tests.conftest import SCENARIOS
 
-STATES = SCENARIOS / "kafka-streams-group"
+STATES = CORPORA / "kafka-streams-group"
 
 
 def shared_state_names() -> list[str]:
     """File names of ``kafka-streams-group/input``; a sentinel when the folder is missing."""
     names = sorted(p.name for p in (STATES / "input").glob("*.json"))
-    return names or ["<missing ../shared/scenarios/kafka-streams-group/input>"]
+    return names or ["<missing tests/corpora/kafka-streams-group/input>"]
 
 
 def state_paths(name: str) -> tuple[Path, Path]:
