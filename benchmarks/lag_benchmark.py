@@ -1,7 +1,7 @@
 """Throughput of the Spark lag job against DuckDB on the same Parquet offset histories.
 
 For each size (offset rows; default 1e6 and 1e7, add 1e8 with ``--sizes 1e6,1e7,1e8``) this
-script generates a history with :mod:`lag.generate` (a 60-instance fleet of 3000 tasks, 4 stores,
+script generates a history with :mod:`lag.fleet.generate` (a 60-instance fleet of 3000 tasks, 4 stores,
 2 standbys: about 12 600 offset rows per snapshot every 10 s, end offsets every 30 s), then runs
 on the same files, in the same process:
 
@@ -42,8 +42,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from lag.generate import FleetSpec, build_fleet, generate, snapshots_for_rows  # noqa: E402
-from lag.kafka import LONG_MAX  # noqa: E402
+from lag.fleet.generate import generate  # noqa: E402
+from lag.fleet.history import snapshots_for_rows  # noqa: E402
+from lag.fleet.spec import FleetSpec, build_fleet  # noqa: E402
+from lag.kafka_rules import LONG_MAX  # noqa: E402
 
 SPEC = FleetSpec(
     application_id="orders-app", instances=60, tasks=3000, stores=4, standbys=2, seed=1
@@ -205,8 +207,8 @@ def run_spark(
     ``moment_join`` joins on (task, end-offset moment) (``--moment-join``); ``interval_join``
     takes the shuffled interval join instead of the merge (``--interval-join``).
     """
-    from lag.job import LAG_PLAIN_COLUMNS
-    from lag.output import write_table
+    from lag.job.job import LAG_PLAIN_COLUMNS
+    from lag.outputs.tables import write_table
     from lag.pipeline import ComputeRequest, build_job, prepare
 
     folder = inputs["folder"]
@@ -411,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = None
     if "spark" in engines:
-        from lag.spark import get_spark
+        from lag.spark.session import get_spark
 
         spark = get_spark(args.master, app_name="lag-benchmark", driver_memory=args.driver_memory)
         spark.conf.set("spark.sql.shuffle.partitions", str(args.shuffle_partitions))

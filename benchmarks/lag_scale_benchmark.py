@@ -1,7 +1,7 @@
 """The lag job's scale matrix: sizes x history shapes, Spark with its default driver memory beside
 DuckDB in the same run.
 
-Shapes (each a generated fleet in the real formats, :mod:`lag.generate`; rows per snapshot =
+Shapes (each a generated fleet in the real formats, :mod:`lag.fleet.generate`; rows per snapshot =
 replicas x changelog partitions, so the number of snapshots follows the size):
 
 - ``few-snapshots``: a wide fleet, 300 instances, ~60,000 tasks, 2 stores, 1 standby (about
@@ -51,7 +51,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import lag_benchmark  # noqa: E402
 
-from lag.generate import FleetSpec, build_fleet, generate, snapshots_for_rows  # noqa: E402
+from lag.fleet.generate import generate  # noqa: E402
+from lag.fleet.history import snapshots_for_rows  # noqa: E402
+from lag.fleet.spec import FleetSpec, build_fleet  # noqa: E402
 
 #: Shape -> (fleet, end-offset interval in ms; collections are every 10 s).
 SHAPES: dict[str, tuple[FleetSpec, int]] = {
@@ -248,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = None
     if "spark" in engines:
-        from lag.spark import get_spark
+        from lag.spark.session import get_spark
 
         spark = get_spark(args.master, app_name="lag-scale", driver_memory=args.driver_memory)
         print(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lag.collect import read_checkpoint as lag_read_checkpoint
+from lag.sources.checkpoint_file import read_checkpoint as lag_read_checkpoint
 from streams_assign.clients.state import (
     StateDirectory,
     StateError,

@@ -25,10 +25,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from lag.job import LONG_MIN, compute_lags
-from lag.members import parse_members
-from lag.readers import END_OFFSETS_SCHEMA, OFFSETS_SCHEMA
-from lag.topology import parse_topology
+from lag.job.job import LONG_MIN, compute_lags
+from lag.sources.members import parse_members
+from lag.spark.readers import END_OFFSETS_SCHEMA, OFFSETS_SCHEMA
+from lag.sources.topology import parse_topology
 from streams_assign.model import compute_task_lag, process_id_sort_key
 
 from .conftest import APP, HAND_TOPOLOGY, P1, P2, P3, members_verbose

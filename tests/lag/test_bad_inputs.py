@@ -21,7 +21,7 @@ import pytest
 
 from lag.cli import main
 from lag.errors import LagInputError
-from lag.topology import parse_topology
+from lag.sources.topology import parse_topology
 
 from .conftest import APP, HAND_TOPOLOGY, P1, P2
 

@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lag.cli import main
-from lag.generate import FleetSpec, generate
-from lag.output import write_table
+from lag.fleet.generate import generate
+from lag.fleet.spec import FleetSpec
+from lag.outputs.tables import write_table
 from streams_assign import scenario
 
 SMALL = FleetSpec(instances=3, tasks=12, stores=2, standbys=1, seed=3, new_instances=1)
@@ -175,7 +176,7 @@ def test_restore_from_lag_table_writes_the_same_tables(
     fleet: Path, tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``--restore-from-lag-table`` reads the restore table back from the Parquet lag table."""
-    from lag.job import LagJob
+    from lag.job.job import LagJob
 
     read_back: list[str] = []
     real = LagJob.restore_from

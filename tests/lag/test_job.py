@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-import lag.asof as lag_asof
-from lag.job import LAG_PLAIN_COLUMNS, LagJob, configs_json
-from lag.output import write_table
+import lag.spark.sizing as lag_asof
+from lag.job.job import LAG_PLAIN_COLUMNS, LagJob, configs_json
+from lag.outputs.tables import write_table
 from lag.pipeline import ComputeRequest, build_job, prepare
-from lag.restore import restore_table
+from lag.job.restore import restore_table
 from streams_assign import scenario
 from streams_assign.model import AssignmentConfigs
 

@@ -1,7 +1,7 @@
-"""The merge as-of join's one sort (``lag.merge``, ninth pass, ``docs/lag.md``).
+"""The merge as-of join's one sort (``lag.job.asof_join``, ninth pass, ``docs/lag.md``).
 
 The merge sorts each partition in the forward fill's order before summing the offsets, and
-:func:`lag.merge.enable_sort_aggregate` lets Spark run that sum as a sort aggregation that keeps
+:func:`lag.job.asof_join.enable_sort_aggregate` lets Spark run that sum as a sort aggregation that keeps
 the order, so the plan has one sort and no hash aggregation. These tests check the plan Spark
 builds (one ``Sort``, a ``SortAggregate``, no ``HashAggregate`` between the shuffle and the
 forward fill), that the rows are the same with and without the setting on random histories, and
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lag.layout import TaskLayout
-from lag.merge import (
+from lag.job.layout import TaskLayout
+from lag.job.asof_join import (
     MERGE_PARTITION_INPUT_BYTES,
     enable_sort_aggregate,
     merge_as_of_join,

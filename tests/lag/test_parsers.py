@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from lag.errors import LagInputError
-from lag.get_offsets import parse_get_offsets
-from lag.members import parse_members, parse_streams_client_id
-from lag.topology import parse_topology
+from lag.sources.get_offsets import parse_get_offsets
+from lag.sources.members import parse_members, parse_streams_client_id
+from lag.sources.topology import parse_topology
 
 P1 = "11111111-1111-4111-8111-111111111111"
 P2 = "22222222-2222-4222-8222-222222222222"

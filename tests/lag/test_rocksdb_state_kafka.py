@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from lag.cli import main as lag_main
-from lag.collect import CollectResult, collect_state_dirs
-from lag.rocksdb_state import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
+from lag.sources.checkpoints import CollectResult, collect_state_dirs
+from lag.sources.rocksdb_stores import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
 from streams_assign.testing.e2e import CONSUMER_GROUPS, parse_decision, wait_caught_up
 from streams_assign.testing.streams_app import (
     INPUT_PARTITIONS,

@@ -2,7 +2,7 @@
 
 PySpark's worker calls ``importlib.invalidate_caches()`` before every task; on Python 3.11 every
 ``zipimporter`` re-reads its archive's directory then (CPython gh-103200).
-``lag.merge._lazy_zip_invalidation`` makes a worker re-read an archive only when it changed. Each
+``lag.job.asof_join._lazy_zip_invalidation`` makes a worker re-read an archive only when it changed. Each
 case runs in a fresh interpreter, since the patch is process-wide: the interpreter counts the
 directory reads of ``zipimport._read_directory``, pretends to be a PySpark worker (a
 ``pyspark.worker`` entry in ``sys.modules``) and checks that an unchanged archive is not re-read,
@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent(
     import importlib, json, sys, types, zipfile, zipimport
     archive, patch, worker = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
     sys.path.insert(0, {repo!r})
-    from lag.merge import _lazy_zip_invalidation
+    from lag.job.asof_join import _lazy_zip_invalidation
 
     def write(names):
         with zipfile.ZipFile(archive, "w") as z:

@@ -1,97 +1,55 @@
-"""The merge as-of join (seventh pass): offset rows and end-offset rows shuffled once by task,
-summed, sorted, and each task's latest complete end offsets carried forward in Arrow batches.
+"""The as-of join: each snapshot's offset sums matched with the latest complete end offsets of its
+task at or before its time.
 
-The default plan of :func:`lag.job.compute_lags` when the interval table of
-:func:`lag.asof.as_of_join` is too large to broadcast. It works like DuckDB's ``ASOF JOIN`` (a
-merge of two sorted inputs), with the forward fill in numpy inside ``mapInArrow`` rather than a
-Spark ``WindowExec`` (which the fourth pass measured slower, ``docs/lag.md``).
+One join, two plans, chosen by :func:`join_end_offsets` from the estimated size of the end-offset
+intervals (:func:`lag.spark.sizing.estimated_interval_bytes` against
+:func:`lag.spark.sizing.broadcast_limit`):
+
+- the intervals fit: :func:`broadcast_as_of_join`, an equi-join on (task, time bucket) with a
+  range check against the broadcast intervals (no Python workers);
+- they do not: :func:`merge_as_of_join`, offset rows and end-offset rows shuffled once by task,
+  summed, sorted, and each task's latest complete end offsets carried forward in Arrow batches,
+  like DuckDB's ``ASOF JOIN`` (a merge of two sorted inputs), with the forward fill in numpy
+  inside ``mapInArrow``.
+
+Both give the same rows (``tests/lag/job/test_asof.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lag.asof import MAX_SHUFFLE_PARTITIONS, UNKNOWN_SIZE_BYTES
-from lag.keys import map_lookup, task_part, task_sub
-from lag.layout import TaskLayout
-from lag.sums import pinned_sum, sum_rows
+from lag.job.layout import TaskLayout
+from lag.job.offset_sums import pinned_sum, sum_rows
+from lag.job.row_keys import map_lookup, task_part, task_sub
+from lag.kafka_rules import LONG_MAX
+from lag.spark.sizing import (
+    JobSizing,
+    broadcast_limit,
+    estimated_interval_bytes,
+    merge_partitions_for,
+    plan_size_bytes,
+    raise_arrow_batch_rows,
+)
+from lag.spark.worker_imports import lazy_zip_invalidation
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = [
-    "ARROW_BATCH_ROWS",
-    "MERGE_PARTITION_INPUT_BYTES",
+    "AsOfJoin",
+    "broadcast_as_of_join",
     "enable_sort_aggregate",
+    "join_end_offsets",
     "merge_as_of_join",
-    "merge_partitions_for",
-    "raise_arrow_batch_rows",
     "sort_prefix",
 ]
 
-#: Rows per Arrow batch the merge as-of join asks for (Spark's default is 10,000): measured 6 %
-#: less CPU at 10 M offset rows (the batches' fixed costs in the JVM and the Python worker).
-ARROW_BATCH_ROWS = 100_000
-
-
-def raise_arrow_batch_rows(spark: SparkSession) -> int:
-    """Raise ``spark.sql.execution.arrow.maxRecordsPerBatch`` to :data:`ARROW_BATCH_ROWS`.
-
-    Never lowers what the session set higher. One batch of the merge as-of join holds seven
-    long columns: 5.6 MB at 100,000 rows.
-
-    Parameters
-    ----------
-    spark:
-        The session whose SQL conf is read and set.
-
-    Returns
-    -------
-    int
-        Rows per Arrow batch now in effect.
-    """
-    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
-    current = int(spark.conf.get(key) or "10000")
-    if 0 < current < ARROW_BATCH_ROWS:
-        spark.conf.set(key, str(ARROW_BATCH_ROWS))
-        return ARROW_BATCH_ROWS
-    return current
-
-
-#: Target bytes of input (offset and end-offset files together) per partition of the merge's
-#: shuffle: about 270,000 stacked rows, whose sort fits a task's share of a 1 GB driver (ninth
-#: pass: sized from the offset files alone at 8 MB, the 100 M many-snapshot history spilled).
-MERGE_PARTITION_INPUT_BYTES = 4 * 1024 * 1024
-
 #: Optimizer rule the merge keeps out of the session (see :func:`enable_sort_aggregate`).
 _ELIMINATE_SORTS = "org.apache.spark.sql.catalyst.optimizer.EliminateSorts"
-
-
-def merge_partitions_for(stacked_bytes: int, configured: int) -> int | None:
-    """Partitions of the merge's shuffle for ``stacked_bytes`` of offset and end-offset files.
-
-    Parameters
-    ----------
-    stacked_bytes:
-        Estimated bytes of the offset rows plus the end-offset rows (Spark's plan statistics,
-        :func:`lag.asof.plan_size_bytes`); at least :data:`lag.asof.UNKNOWN_SIZE_BYTES` means
-        unknown.
-    configured:
-        ``spark.sql.shuffle.partitions`` as the job set it (a floor).
-
-    Returns
-    -------
-    int or None
-        ``max(configured, ceil(stacked_bytes / MERGE_PARTITION_INPUT_BYTES))``, at most
-        :data:`lag.asof.MAX_SHUFFLE_PARTITIONS`;
-        None when the size is unknown (the shuffle then takes ``spark.sql.shuffle.partitions``).
-    """
-    if stacked_bytes >= UNKNOWN_SIZE_BYTES:
-        return None
-    wanted = -(-max(0, stacked_bytes) // MERGE_PARTITION_INPUT_BYTES)
-    return max(configured, min(wanted, MAX_SHUFFLE_PARTITIONS))
 
 
 def enable_sort_aggregate(spark: SparkSession) -> None:
@@ -121,69 +79,13 @@ def enable_sort_aggregate(spark: SparkSession) -> None:
 _MERGE_SNAPSHOT_COLUMNS = ("time_key", "pkey", "task_key", "n_partitions", "offset_sum")
 
 
-def _lazy_zip_invalidation() -> Callable[[], bool]:
-    """A function that makes ``importlib.invalidate_caches`` cheap in a Python 3.10-3.11 worker.
-
-    PySpark's worker calls ``importlib.invalidate_caches()`` before every task
-    (``pyspark.worker_util.setup_spark_files``). On Python 3.10 and 3.11 each ``zipimporter``
-    then re-reads its archive's whole central directory (CPython gh-103200, made lazy in 3.12),
-    and a worker holds about sixteen of them (``pyspark.zip`` and its packages, the py4j zip,
-    Spark's core jar): measured about 0.14 CPU-s per task, 70 % of the worker's CPU in the
-    merge's stage. The returned function, called once per worker process, replaces
-    ``zipimport.zipimporter.invalidate_caches`` with one that re-reads an archive only when its
-    size or modification time changed since that importer last read it (a changed archive is
-    still re-read, as before); the importers the worker holds are stamped as read, since the
-    worker re-read them all just before the task that patches. It does nothing on Python 3.12
-    and later or outside a PySpark worker (no ``pyspark.worker`` module loaded), and returns
-    whether it patched. Made here, nested, so Spark pickles it by value
-    with :func:`_forward_fill`.
-    """
-
-    def make_lazy() -> bool:
-        import os
-        import sys
-        import zipimport
-
-        importer: Any = zipimport.zipimporter
-        if (
-            sys.version_info >= (3, 12)
-            or "pyspark.worker" not in sys.modules  # not a PySpark worker: leave it alone
-            or getattr(importer, "_lag_lazy_invalidation", False)
-        ):
-            return False
-        reload_directory = importer.invalidate_caches
-
-        def stamp(archive: str) -> tuple[int, int] | None:
-            try:
-                status = os.stat(archive)
-            except OSError:
-                return None
-            return status.st_mtime_ns, status.st_size
-
-        def invalidate_caches(self: Any) -> None:
-            now = stamp(self.archive)
-            if now is None or self.__dict__.get("_lag_stamp") != now:
-                reload_directory(self)
-                self.__dict__["_lag_stamp"] = now
-
-        importer.invalidate_caches = invalidate_caches
-        importer._lag_lazy_invalidation = True
-        # The worker re-read every archive just before this task: stamp the importers it has.
-        for cached in list(sys.path_importer_cache.values()):
-            if isinstance(cached, importer):
-                cached.__dict__["_lag_stamp"] = stamp(cached.archive)
-        return True
-
-    return make_lazy
-
-
 def _forward_fill() -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function of :func:`merge_as_of_join`, made here so Spark pickles it by
     value: executors need numpy and pyarrow (PySpark's Arrow dependencies), not this package.
     Its first call in a worker process also makes that worker's per-task import-cache
-    invalidation cheap (:func:`_lazy_zip_invalidation`)."""
+    invalidation cheap (:func:`lag.spark.worker_imports.lazy_zip_invalidation`)."""
     columns = _MERGE_SNAPSHOT_COLUMNS
-    make_lazy = _lazy_zip_invalidation()
+    make_lazy = lazy_zip_invalidation()
 
     def forward_fill_ends(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Carry each task's latest end-offset row to the snapshot rows after it (a partition).
@@ -292,9 +194,9 @@ def sort_prefix(layout: TaskLayout, time_origin: int) -> Column | None:
     )
     part = task_part(F.col("task_key")).cast("long")
     fold = task_sub(F.col("task_key")).cast("long") * F.lit(parts) + part
-    return F.when(
-        part < F.lit(parts), F.shiftleft(fold, time_bits).bitwiseOR(since)
-    ).otherwise(F.lit(2**63 - 1))
+    return F.when(part < F.lit(parts), F.shiftleft(fold, time_bits).bitwiseOR(since)).otherwise(
+        F.lit(2**63 - 1)
+    )
 
 
 def merge_as_of_join(
@@ -315,7 +217,7 @@ def merge_as_of_join(
     end-offset sum to the snapshot rows after it (numpy, :func:`_forward_fill`). One shuffle of
     the rows and one sort: no interval table, no explode, no second shuffle of the offset sums,
     and no Spark ``WindowExec`` (the fourth pass's merge, ``docs/lag.md``). The result equals
-    :func:`lag.asof.as_of_join`'s row for row: the latest complete end offsets at or before each
+    :func:`lag.spark.sizing.as_of_join`'s row for row: the latest complete end offsets at or before each
     snapshot's time (end offsets without a time, ``Long.MIN_VALUE``, come first; snapshots
     without one, ``Long.MAX_VALUE``, last).
 
@@ -323,10 +225,10 @@ def merge_as_of_join(
     ----------
     good_offsets:
         Validated offset rows: ``time_key``, ``pkey``, ``task_key``, ``offset``
-        (:func:`lag.sums.check_offset_rows`).
+        (:func:`lag.job.offset_sums.check_offset_rows`).
     good_ends:
         Validated end-offset rows: ``time_key``, ``task_key``, ``offset``
-        (:func:`lag.sums.check_end_rows`).
+        (:func:`lag.job.offset_sums.check_end_rows`).
     layout:
         The task layout (changelog partitions each task's end offsets need to be complete).
     time_origin:
@@ -340,7 +242,7 @@ def merge_as_of_join(
     -------
     pyspark.sql.DataFrame
         Per (``time_key``, ``pkey``, ``task_key``): ``n_partitions``, ``offset_sum`` (records,
-        as :func:`lag.sums.snapshot_sums`), ``end_offset_sum`` and ``end_offset_time`` (null
+        as :func:`lag.job.offset_sums.snapshot_sums`), ``end_offset_sum`` and ``end_offset_time`` (null
         when none match). Runs Python workers (pyarrow, numpy).
     """
     from pyspark.sql import functions as F
@@ -383,3 +285,200 @@ def merge_as_of_join(
     )
     fill: Any = _forward_fill()  # PySpark types it over Iterable, the same at run time
     return ordered.mapInArrow(fill, schema)
+
+
+#: Largest join key of the one-long-key as-of join (beyond it, the join uses two keys).
+MAX_JOIN_KEY = 2**62
+
+
+def _time_buckets(low: int, high: int, width: int) -> Callable[[Column], Column]:
+    """The time bucket of a time column (ms): clamped into ``[low, high]``, ``width`` ms each."""
+    from pyspark.sql import functions as F
+
+    def bucket(time: Column) -> Column:
+        clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
+        return F.floor((clamped - F.lit(low)) / F.lit(width)).cast("long")
+
+    return bucket
+
+
+def _interval_buckets(start: Column, until: Column, bucket: Callable[[Column], Column]) -> Column:
+    """One row per time bucket that the interval ``[start, until)`` touches (null: open end)."""
+    from pyspark.sql import functions as F
+
+    last_ms = F.coalesce(until - 1, F.lit(LONG_MAX))
+    return F.explode(F.sequence(bucket(start), bucket(last_ms)))
+
+
+def broadcast_as_of_join(
+    snapshots: DataFrame,
+    complete_ends: DataFrame,
+    end_stats: list[Any],
+    layout: TaskLayout,
+) -> DataFrame:
+    """Add to each snapshot the latest complete end offsets of its task at or before its time.
+
+    The complete end-offset sums of each task become intervals ``[time, next time)``. Each
+    interval is listed under every time bucket it overlaps, so the join is an equi-join on
+    (task, bucket) plus a range check; a snapshot finds at most one interval. The buckets are
+    sized from ``end_stats`` (rows and time span of each end-offset topic) to about two end
+    snapshots each, and any sizing gives the same result: both sides use the same monotonic
+    bucket of the time clamped to the end offsets' span.
+
+    Task and bucket are folded into one long, ``(sub-topology * P + partition) * B + bucket``
+    with ``P`` the largest partition count and ``B`` the number of buckets, so the broadcast
+    side is Spark's long-keyed hash relation (an array when the keys are dense); a partition
+    beyond ``P`` has no end offsets and gets no key. When the fold could pass 2^62, the join
+    keeps the two keys.
+
+    The intervals are shipped to every task as a hash relation: :func:`join_end_offsets` takes
+    this plan only when their estimated size fits :func:`lag.spark.sizing.broadcast_limit`.
+
+    Parameters
+    ----------
+    snapshots:
+        Offset sums per (``time_key``, ``pkey``, ``task_key``) (:func:`lag.job.offset_sums.snapshot_sums`).
+    complete_ends:
+        Complete end-offset sums per (``time_key``, ``task_key``) with ``offset_sum``.
+    end_stats:
+        Per end-offset topic: ``topic``, ``n``, ``rows``, ``first``, ``last``.
+    layout:
+        The task layout.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``snapshots`` plus ``end_offset_sum`` and ``end_offset_time`` (null when none match).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    stats = [r for r in end_stats if r["topic"] in layout.changelogs]
+    times = [t for r in stats for t in (r["first"], r["last"]) if t is not None]
+    low, high = (min(times), max(times)) if times else (0, 0)
+    wanted = max(1, max((r["rows"] // r["n"] for r in stats), default=1) // 2)
+    width = max(1, (high - low) // wanted + 1)
+    buckets = (high - low) // width + 1
+    parts = max([1, *(layout.partitions.get(sub, 0) for sub in layout.stateful_subtopologies)])
+    top_sub = max(layout.stateful_subtopologies, default=0)
+    folded = (top_sub + 1) * parts * buckets < MAX_JOIN_KEY
+    bucket = _time_buckets(low, high, width)
+
+    def join_key(task_key: Column, b: Column) -> Column:
+        part = task_part(task_key).cast("long")
+        task = task_sub(task_key).cast("long") * F.lit(parts) + part
+        return F.when(part < F.lit(parts), task * F.lit(buckets) + b)
+
+    by_task = Window.partitionBy("task_key").orderBy("time_key")
+    intervals = complete_ends.select(
+        "task_key",
+        F.col("time_key").alias("end_offset_time"),
+        F.col("offset_sum").alias("end_offset_sum"),
+        F.lead("time_key").over(by_task).alias("until"),
+    )
+    intervals = intervals.select(
+        "*", _interval_buckets(F.col("end_offset_time"), F.col("until"), bucket).alias("b")
+    )
+    o = snapshots.withColumn("b", bucket(F.col("time_key")))
+    if folded:
+        intervals = intervals.select(
+            join_key(F.col("task_key"), F.col("b")).alias("k"),
+            "end_offset_time",
+            "end_offset_sum",
+            "until",
+        )
+        o = o.withColumn("k", join_key(F.col("task_key"), F.col("b")))
+        keys = F.col("o.k") == F.col("e.k")
+    else:
+        keys = (F.col("o.task_key") == F.col("e.task_key")) & (F.col("o.b") == F.col("e.b"))
+    o, e = o.alias("o"), F.broadcast(intervals).alias("e")
+    matches = (
+        keys
+        & (F.col("o.time_key") >= F.col("e.end_offset_time"))
+        & (F.col("e.until").isNull() | (F.col("o.time_key") < F.col("e.until")))
+    )
+    return o.join(e, matches, "left").select(
+        *(F.col(f"o.{name}") for name in snapshots.columns),
+        F.col("e.end_offset_sum"),
+        F.col("e.end_offset_time"),
+    )
+
+
+@dataclass(frozen=True)
+class AsOfJoin:
+    """The as-of join :func:`join_end_offsets` chose, and its rows.
+
+    Attributes
+    ----------
+    snapshots:
+        Per (``time_key``, ``pkey``, ``task_key``): ``n_partitions``, ``offset_sum``,
+        ``end_offset_sum`` and ``end_offset_time`` (null when none match).
+    broadcast:
+        True for :func:`broadcast_as_of_join`, False for :func:`merge_as_of_join`.
+    """
+
+    snapshots: DataFrame
+    broadcast: bool
+
+
+def join_end_offsets(
+    spark: SparkSession,
+    *,
+    good_offsets: DataFrame,
+    good_ends: DataFrame,
+    sums: DataFrame,
+    end_sums: DataFrame,
+    end_offsets: DataFrame,
+    end_stats: list[Any],
+    layout: TaskLayout,
+    sizing: JobSizing,
+) -> AsOfJoin:
+    """Match each snapshot's offset sums with its task's latest complete end offsets.
+
+    The plan follows the size of the end-offset intervals: when their estimate
+    (:func:`lag.spark.sizing.estimated_interval_bytes`) fits
+    :func:`lag.spark.sizing.broadcast_limit`, they are broadcast
+    (:func:`broadcast_as_of_join`); otherwise the rows are merged per task
+    (:func:`merge_as_of_join`), for which the session's Arrow batches are raised
+    (:func:`lag.spark.sizing.raise_arrow_batch_rows`), its sort aggregation enabled
+    (:func:`enable_sort_aggregate`) and the shuffle sized by both inputs
+    (:func:`lag.spark.sizing.merge_partitions_for`). The rows are the same either way.
+
+    Parameters
+    ----------
+    spark:
+        The session (its broadcast limit; its SQL conf is set for the merge).
+    good_offsets, good_ends:
+        Validated offset and end-offset rows (:func:`lag.job.offset_sums.check_offset_rows`,
+        :func:`lag.job.offset_sums.check_end_rows`), the merge's inputs.
+    sums, end_sums:
+        Offset sums per snapshot and end-offset sums per moment with ``complete``
+        (:func:`lag.job.offset_sums.snapshot_sums`, :func:`lag.job.offset_sums.end_offset_sums`),
+        the broadcast join's inputs.
+    end_offsets:
+        The end-offset rows as read (their plan's size estimate).
+    end_stats:
+        Per end-offset topic: ``topic``, ``n``, ``rows``, ``first``, ``last``.
+    layout:
+        The task layout.
+    sizing:
+        What :func:`lag.spark.sizing.size_session` set.
+
+    Returns
+    -------
+    AsOfJoin
+    """
+    from pyspark.sql import functions as F
+
+    if 0 <= estimated_interval_bytes(end_stats, layout) <= broadcast_limit(spark):
+        complete_ends = end_sums.filter(F.col("complete"))
+        return AsOfJoin(broadcast_as_of_join(sums, complete_ends, end_stats, layout), True)
+    raise_arrow_batch_rows(spark)
+    enable_sort_aggregate(spark)
+    starts = [r["first"] for r in end_stats if r["topic"] in layout.changelogs]
+    origin = min((t for t in starts if t is not None), default=None)
+    # The merge's shuffle carries the end-offset rows too: size it by both inputs.
+    # (An unknown size on either side makes the sum unknown too.)
+    stacked_bytes = sizing.offset_bytes + plan_size_bytes(end_offsets)
+    partitions = merge_partitions_for(stacked_bytes, sizing.shuffle_partitions)
+    return AsOfJoin(merge_as_of_join(good_offsets, good_ends, layout, origin, partitions), False)

@@ -2,7 +2,7 @@
 
 Offset rows (local state) and end-offset rows can come from files of any size (Parquet or JSON
 Lines, a file or a folder of part files, local or on a cluster file system), from the checkpoint
-walker of :mod:`lag.collect`, or, for end offsets, from ``kafka-get-offsets.sh`` text. Whatever
+walker of :mod:`lag.sources.checkpoints`, or, for end offsets, from ``kafka-get-offsets.sh`` text. Whatever
 the origin, the job sees:
 
 - offsets: ``process_id string, topic string, partition int, offset long, task_id string,
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lag.errors import ErrorRow, LagInputError
-from lag.get_offsets import parse_get_offsets
+from lag.sources.get_offsets import parse_get_offsets
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -247,7 +247,7 @@ def read_offset_rows(
 
 
 def offset_rows_dataframe(spark: SparkSession, rows: Sequence[dict[str, Any]]) -> DataFrame:
-    """Offset rows held in memory (from :func:`lag.collect.collect_state_dirs`) as a DataFrame.
+    """Offset rows held in memory (from :func:`lag.sources.checkpoints.collect_state_dirs`) as a DataFrame.
 
     Parameters
     ----------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lag.errors import LagInputError
-from lag.members import Membership
+from lag.sources.members import Membership
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

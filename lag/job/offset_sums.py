@@ -9,16 +9,16 @@ and the **lag** (``ClientState.computeTaskLags``, :func:`kafka_lag`).
 Rows are validated where they are read (a bad row becomes an error row with its reason) and
 summed per (snapshot, process, task) before they cross the shuffle: Spark's partial aggregation
 merges the changelog partitions of a task on the map side, with the compact keys of
-:mod:`lag.keys`.
+:mod:`lag.job.row_keys`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lag.kafka import LATEST_OFFSET, LONG_MAX, OFFSET_UNKNOWN, UNKNOWN_OFFSET_SUM
-from lag.keys import LONG_MIN, encode_task, map_lookup, row_source, task_part, task_sub
-from lag.layout import TaskLayout
+from lag.job.layout import TaskLayout
+from lag.job.row_keys import LONG_MIN, encode_task, map_lookup, row_source, task_part, task_sub
+from lag.kafka_rules import LATEST_OFFSET, LONG_MAX, OFFSET_UNKNOWN, UNKNOWN_OFFSET_SUM
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -102,7 +102,7 @@ def check_offset_rows(offsets: DataFrame, layout: TaskLayout) -> tuple[DataFrame
     Parameters
     ----------
     offsets:
-        Offset rows (``lag.readers.OFFSETS_SCHEMA``).
+        Offset rows (``lag.spark.readers.OFFSETS_SCHEMA``).
     layout:
         Which changelog topic belongs to which stateful sub-topology.
 
@@ -211,7 +211,7 @@ def check_end_rows(
     Parameters
     ----------
     end_offsets:
-        End-offset rows (``lag.readers.END_OFFSETS_SCHEMA``).
+        End-offset rows (``lag.spark.readers.END_OFFSETS_SCHEMA``).
     layout:
         Changelog and source topics of the topology.
     end_source:
