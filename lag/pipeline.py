@@ -388,7 +388,8 @@ def run_compute(
     progress:
         Stream for the stage lines (None = silent).
     spark:
-        A session to use (tests); None = :func:`lag.spark.session.get_spark` with ``request.master``.
+        A session to use (tests); None = :func:`lag.spark.session.get_spark` with
+        ``request.master``.
 
     Returns
     -------

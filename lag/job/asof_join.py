@@ -53,7 +53,7 @@ _ELIMINATE_SORTS = "org.apache.spark.sql.catalyst.optimizer.EliminateSorts"
 
 
 def enable_sort_aggregate(spark: SparkSession) -> None:
-    """Let the merge sum its sorted rows with one sort (ninth pass, ``docs/lag.md``).
+    """Let the merge sum its sorted rows with one sort (``docs/lag.md``).
 
     Sets ``spark.sql.execution.replaceHashWithSortAgg`` (Spark then sums rows that arrive
     sorted by the grouping keys with a streaming sort aggregation, whose output keeps that
@@ -61,7 +61,7 @@ def enable_sort_aggregate(spark: SparkSession) -> None:
     ``spark.sql.optimizer.excludedRules`` (that rule drops a sort placed under an aggregation
     whose functions do not depend on order, which would leave a hash aggregation and a second
     sort). Neither setting changes any result: without them :func:`merge_as_of_join` runs a
-    hash aggregation and sorts its output, as before.
+    hash aggregation and sorts its output.
 
     Parameters
     ----------
@@ -212,13 +212,13 @@ def merge_as_of_join(
     (their ``pkey`` null), the stack is shuffled once by ``task_key``, each partition is sorted
     by (``task_key``, ``time_key``, ``pkey`` nulls first) and summed per (``time_key``,
     ``pkey``, ``task_key``) in that order (a sort aggregation once
-    :func:`enable_sort_aggregate` ran: the ninth pass), incomplete end-offset sums are dropped,
-    and ``mapInArrow`` carries each task's latest complete
-    end-offset sum to the snapshot rows after it (numpy, :func:`_forward_fill`). One shuffle of
-    the rows and one sort: no interval table, no explode, no second shuffle of the offset sums,
-    and no Spark ``WindowExec`` (the fourth pass's merge, ``docs/lag.md``). The result equals
-    :func:`lag.spark.sizing.as_of_join`'s row for row: the latest complete end offsets at or before each
-    snapshot's time (end offsets without a time, ``Long.MIN_VALUE``, come first; snapshots
+    :func:`enable_sort_aggregate` ran), incomplete end-offset sums are dropped, and
+    ``mapInArrow`` carries each task's latest complete end-offset sum to the snapshot rows after
+    it (numpy, :func:`_forward_fill`). One shuffle of the rows and one sort: no interval table,
+    no explode, no second shuffle of the offset sums, and no Spark ``WindowExec`` (which
+    evaluates its frame row by row, ``docs/lag.md``). The result equals
+    :func:`broadcast_as_of_join`'s row for row: the latest complete end offsets at or before
+    each snapshot's time (end offsets without a time, ``Long.MIN_VALUE``, come first; snapshots
     without one, ``Long.MAX_VALUE``, last).
 
     Parameters
@@ -242,8 +242,8 @@ def merge_as_of_join(
     -------
     pyspark.sql.DataFrame
         Per (``time_key``, ``pkey``, ``task_key``): ``n_partitions``, ``offset_sum`` (records,
-        as :func:`lag.job.offset_sums.snapshot_sums`), ``end_offset_sum`` and ``end_offset_time`` (null
-        when none match). Runs Python workers (pyarrow, numpy).
+        as :func:`lag.job.offset_sums.snapshot_sums`), ``end_offset_sum`` and
+        ``end_offset_time`` (null when none match). Runs Python workers (pyarrow, numpy).
     """
     from pyspark.sql import functions as F
 
@@ -337,7 +337,8 @@ def broadcast_as_of_join(
     Parameters
     ----------
     snapshots:
-        Offset sums per (``time_key``, ``pkey``, ``task_key``) (:func:`lag.job.offset_sums.snapshot_sums`).
+        Offset sums per (``time_key``, ``pkey``, ``task_key``)
+        (:func:`lag.job.offset_sums.snapshot_sums`).
     complete_ends:
         Complete end-offset sums per (``time_key``, ``task_key``) with ``offset_sum``.
     end_stats:

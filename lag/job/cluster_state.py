@@ -2,12 +2,12 @@
 
 The group leader pairs the end offsets it fetches with the offset sums the members reported.
 Here each process contributes its latest snapshot at or before the latest complete end-offset
-moment (:func:`state_moment`), found by one aggregation per (process, task) over the offset sums
-and a window per process (:func:`replicas_at`), not by reading the cached per-snapshot table:
-the driver collects at most tasks x processes rows plus the per-task end offset sums, however
-many snapshots the history holds. Lags follow the core's ``compute_task_lag``
-(``ClientState.computeTaskLags``); the document's orders are the core's ``TaskId`` and
-``process_id_sort_key`` (``java.util.UUID.compareTo``).
+moment (:meth:`ClusterStateBuilder.state_moment`), found by one aggregation per (process, task)
+over the offset sums and a window per process (:meth:`ClusterStateBuilder.replicas_at`), not by
+reading the cached per-snapshot table: the driver collects at most tasks x processes rows plus
+the per-task end offset sums, however many snapshots the history holds. Lags follow the core's
+``compute_task_lag`` (``ClientState.computeTaskLags``); the document's orders are the core's
+``TaskId`` and ``process_id_sort_key`` (``java.util.UUID.compareTo``).
 """
 
 from __future__ import annotations

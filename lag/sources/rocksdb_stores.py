@@ -34,7 +34,8 @@ Other stores of 4.3:
 :func:`read_task_stores` reads one task folder this way. The offset rows it gives carry the
 *positions* Kafka 4.3 sums (``committed + 1``), so their offset sum is the one a 4.3 process
 reports; an unknown offset stays ``-4`` (summed as 0 by both). ``streams-lag collect`` calls it
-for every task folder without a ``.checkpoint`` (:func:`lag.sources.checkpoints.collect_state_dirs`).
+for every task folder without a ``.checkpoint``
+(:func:`lag.sources.checkpoints.collect_state_dirs`).
 """
 
 from __future__ import annotations

@@ -250,8 +250,8 @@ def raise_arrow_batch_rows(spark: SparkSession) -> int:
 
 
 #: Target bytes of input (offset and end-offset files together) per partition of the merge's
-#: shuffle: about 270,000 stacked rows, whose sort fits a task's share of a 1 GB driver (ninth
-#: pass: sized from the offset files alone at 8 MB, the 100 M many-snapshot history spilled).
+#: shuffle: about 270,000 stacked rows, whose sort fits a task's share of a 1 GB driver (at 8 MB,
+#: sized from the offset files alone, the 100 M many-snapshot history spilled).
 MERGE_PARTITION_INPUT_BYTES = 4 * 1024 * 1024
 
 
@@ -262,8 +262,7 @@ def merge_partitions_for(stacked_bytes: int, configured: int) -> int | None:
     ----------
     stacked_bytes:
         Estimated bytes of the offset rows plus the end-offset rows (Spark's plan statistics,
-        :func:`lag.spark.sizing.plan_size_bytes`); at least :data:`lag.spark.sizing.UNKNOWN_SIZE_BYTES` means
-        unknown.
+        :func:`plan_size_bytes`); at least :data:`UNKNOWN_SIZE_BYTES` means unknown.
     configured:
         ``spark.sql.shuffle.partitions`` as the job set it (a floor).
 

@@ -24,11 +24,12 @@ def lazy_zip_invalidation() -> Callable[[], bool]:
     merge's stage. The returned function, called once per worker process, replaces
     ``zipimport.zipimporter.invalidate_caches`` with one that re-reads an archive only when its
     size or modification time changed since that importer last read it (a changed archive is
-    still re-read, as before); the importers the worker holds are stamped as read, since the
+    still re-read); the importers the worker holds are stamped as read, since the
     worker re-read them all just before the task that patches. It does nothing on Python 3.12
     and later or outside a PySpark worker (no ``pyspark.worker`` module loaded), and returns
-    whether it patched. Made here, nested, so Spark pickles it by value
-    with :func:`_forward_fill`.
+    whether it patched. The function is nested, so Spark pickles it by value with the
+    ``mapInArrow`` function that calls it (:func:`lag.job.asof_join.merge_as_of_join`'s forward
+    fill): executors need no copy of this package.
     """
 
     def make_lazy() -> bool:
