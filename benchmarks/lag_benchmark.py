@@ -1,9 +1,9 @@
 """Throughput of the Spark lag job against DuckDB on the same Parquet offset histories.
 
 For each size (offset rows; default 1e6 and 1e7, add 1e8 with ``--sizes 1e6,1e7,1e8``) this
-script generates a history with :mod:`lag.fleet.generate` (a 60-instance fleet of 3000 tasks, 4 stores,
-2 standbys: about 12 600 offset rows per snapshot every 10 s, end offsets every 30 s), then runs
-on the same files, in the same process:
+script generates a history with :mod:`lag.fleet.generate` (a 60-instance fleet of 3000 tasks,
+4 stores, 2 standbys: about 12 600 offset rows per snapshot every 10 s, end offsets every 30 s),
+then runs on the same files, in the same process:
 
 - **Spark** (``local[2]`` by default): the real job (:func:`lag.pipeline.build_job`): validation,
   per-snapshot offset sums, the broadcast as-of join, the lag table written as Parquet (*lag*);
@@ -191,9 +191,6 @@ def run_spark(
     spark: Any,
     out: Path,
     persist: bool = True,
-    restore_from_lags: bool = False,
-    moment_join: bool = False,
-    interval_join: bool = False,
 ) -> dict[str, float]:
     """The Spark job: lag table, then restore table.
 
@@ -201,11 +198,6 @@ def run_spark(
     this process, the JVM and its Python workers, exited workers included: :class:`TreeCpuMeter`)
     and ``cpu_live_only`` (the same from :func:`tree_cpu_seconds` at both ends, which loses the
     CPU of workers that exit in between: kept to show the difference).
-
-    ``restore_from_lags`` reads the restore table back from the written lag table instead of
-    caching the per-snapshot rows (``streams-lag compute --restore-from-lag-table``);
-    ``moment_join`` joins on (task, end-offset moment) (``--moment-join``); ``interval_join``
-    takes the shuffled interval join instead of the merge (``--interval-join``).
     """
     from lag.job.job import LAG_PLAIN_COLUMNS
     from lag.outputs.tables import write_table
@@ -223,9 +215,6 @@ def run_spark(
         restore_table=f"{out}/spark-restore.parquet/",
         configs={"acceptable_recovery_lag": ACCEPTABLE},
         persist=persist,
-        restore_from_lags=restore_from_lags,
-        moment_join=moment_join,
-        interval_join=interval_join,
     )
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     # The old reading (live processes only) beside the meter, to show what it missed.
@@ -237,9 +226,7 @@ def run_spark(
         assert request.lags_table and request.restore_table
         write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
         lag_done = time.perf_counter()
-        # Read back from the lag table when the job did not cache its per-snapshot rows.
-        restore = job.restore if job.cache_snapshots else job.restore_from(request.lags_table)
-        write_table(restore, request.restore_table)
+        write_table(job.restore, request.restore_table)
         restore_done = time.perf_counter()
     live = tree_cpu_seconds(jvm) + own_cpu_seconds() - live0
     job.unpersist()

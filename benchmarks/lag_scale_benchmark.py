@@ -151,14 +151,7 @@ def run_cell(
                 reset_peak(spark)
                 # A floor of 2 x cores; the job raises it by input volume.
                 spark.conf.set("spark.sql.shuffle.partitions", "4")
-                t = lag_benchmark.run_spark(
-                    inputs,
-                    spark,
-                    out,
-                    restore_from_lags=args.restore_from_lag_table,
-                    moment_join=args.moment_join,
-                    interval_join=args.interval_join,
-                )
+                t = lag_benchmark.run_spark(inputs, spark, out)
                 t["peak_heap_mb"] = round(peak_heap_mb(spark))
                 t["peak_old_gen_mb"] = round(peak_old_gen_mb(spark))
             else:
@@ -224,21 +217,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default="spark,duckdb")
     parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
-    parser.add_argument(
-        "--restore-from-lag-table",
-        action="store_true",
-        help="Spark reads the restore table back from the lag table (no per-snapshot cache)",
-    )
-    parser.add_argument(
-        "--moment-join",
-        action="store_true",
-        help="Spark joins on (task, end-offset moment) when the intervals are not broadcast",
-    )
-    parser.add_argument(
-        "--interval-join",
-        action="store_true",
-        help="Spark takes the shuffled interval join instead of the merge (the sixth pass's plan)",
-    )
     parser.add_argument(
         "--drop-inputs", action="store_true", help="delete each generated history after its cell"
     )

@@ -12,7 +12,7 @@ intervals (:func:`lag.spark.sizing.estimated_interval_bytes` against
   like DuckDB's ``ASOF JOIN`` (a merge of two sorted inputs), with the forward fill in numpy
   inside ``mapInArrow``.
 
-Both give the same rows (``tests/lag/job/test_asof.py``).
+Both give the same rows (``tests/lag/test_asof_join.py``).
 """
 
 from __future__ import annotations

@@ -171,44 +171,19 @@ def test_compute_writes_cluster_state_and_tables(
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
-@pytest.mark.spark
-def test_restore_from_lag_table_writes_the_same_tables(
-    fleet: Path, tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("flag", ["--moment-join", "--interval-join", "--restore-from-lag-table"])
+def test_compute_offers_no_join_plan_options(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--restore-from-lag-table`` reads the restore table back from the Parquet lag table."""
-    from lag.job.job import LagJob
+    """The job chooses its as-of join plan itself: ``compute`` refuses the engine's internals."""
+    from lag.cli import build_parser
 
-    read_back: list[str] = []
-    real = LagJob.restore_from
-
-    def restore_from(self: LagJob, path: str) -> Any:
-        read_back.append(path)
-        return real(self, path)
-
-    monkeypatch.setattr(LagJob, "restore_from", restore_from)
-    dirs = sorted(str(p) for p in (fleet / "state").iterdir())
-    tables = {}
-    for flag in ([], ["--restore-from-lag-table"]):
-        out = tmp_path / ("read-back" if flag else "cached")
-        out.mkdir()
-        args = compute_args(
-            fleet,
-            out / "cluster.json",
-            "--state-dirs",
-            *dirs,
-            "--lags-table",
-            str(out / "lags.parquet"),
-            "--restore-table",
-            str(out / "restore.parquet"),
-            *flag,
-        )
-        assert main(args) == 0
-        tables[bool(flag)] = {
-            name: sorted(pq.read_table(out / f"{name}.parquet").to_pylist(), key=repr)
-            for name in ("lags", "restore")
-        }
-    assert read_back == [str(tmp_path / "read-back" / "lags.parquet")]
-    assert tables[True]["restore"] and tables[True] == tables[False]
+    args = ["compute", "--application-id", "a", "--topology", "t", "--members", "m"]
+    args += ["--end-offsets", "e", "--offsets", "o", "--output", str(tmp_path / "c.json"), flag]
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(args)
+    assert exited.value.code == 2
+    assert f"unrecognized arguments: {flag}" in capsys.readouterr().err
 
 
 @pytest.mark.spark

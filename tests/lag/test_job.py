@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-import lag.spark.sizing as lag_asof
+import lag.job.asof_join as lag_asof_join
 from lag.job.job import LAG_PLAIN_COLUMNS, LagJob, configs_json
+from lag.job.restore import restore_table
 from lag.outputs.tables import write_table
 from lag.pipeline import ComputeRequest, build_job, prepare
-from lag.job.restore import restore_table
 from streams_assign import scenario
 from streams_assign.model import AssignmentConfigs
 
@@ -250,7 +250,7 @@ def history(
     )
     job = run_job(files, spark, end_rows=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lag_asof, "MAX_JOIN_KEY", 0)  # no room to fold: the two-key join
+        patch.setattr(lag_asof_join, "MAX_JOIN_KEY", 0)  # no room to fold: the two-key join
         two_keys = lag_rows(run_job(files, spark, end_rows=True))
     unpersisted = run_job(files, spark, end_rows=True, persist=False)
     return {

@@ -1,5 +1,5 @@
-"""How the lag job sizes Spark's work by input volume (``lag.spark.sizing``), and that the sizing never
-changes a result.
+"""How the lag job sizes Spark's work by input volume (``lag.spark.sizing``), and that the sizing
+never changes a result.
 
 The job lowers ``spark.sql.files.maxPartitionBytes`` (scan tasks of about a million offset rows)
 and ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (coalesced shuffle partitions of about a

@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from lag.errors import LagInputError
 from lag.sources.checkpoint_file import read_checkpoint
 from lag.sources.checkpoints import collect_state_dirs, write_offset_rows
-from lag.errors import LagInputError
 
 PID = "0f0e0d0c-0b0a-4909-8807-060504030201"
 
