@@ -277,6 +277,7 @@ def test_demo_runs_the_whole_pipeline(
 def test_summary_table_counts_caught_up_lagging_and_stateless_tasks_per_client() -> None:
     from rich.console import Console
 
+    from lag.cli import summary_table
     from lag.pipeline import ComputeSummary
 
     a, b = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
@@ -301,5 +302,5 @@ def test_summary_table_counts_caught_up_lagging_and_stateless_tasks_per_client()
     assert rows[a]["largest"] == [("0_2", 101)]
     assert (rows[b]["caught_up"], rows[b]["lagging"], rows[b]["no_state"]) == (0, 1, 3)
     console = Console(width=160, record=True)
-    console.print(summary.table())
+    console.print(summary_table(summary))
     assert "0_2 101" in console.export_text()
