@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from lag.errors import ErrorRow, LagInputError
 from lag.job.asof_join import join_end_offsets
 from lag.job.cluster_state import ClusterStateBuilder
-from lag.job.layout import TaskLayout, configs_json, plan_tasks, previous_active_tasks
+from lag.job.layout import TaskLayout, plan_tasks, previous_active_tasks
 from lag.job.offset_sums import (
     check_end_rows,
     check_offset_rows,
@@ -40,7 +40,7 @@ from lag.job.offset_sums import (
     records_behind,
     snapshot_sums,
 )
-from lag.job.restore import RESTORE_TABLE_COLUMNS, restore_table
+from lag.job.restore import restore_table
 from lag.job.row_keys import LONG_MIN, decode, member_process_keys, scan_process_keys
 from lag.kafka_rules import LONG_MAX
 from lag.sources.members import Membership
@@ -55,11 +55,8 @@ if TYPE_CHECKING:
 __all__ = [
     "LAG_PLAIN_COLUMNS",
     "LAG_TABLE_COLUMNS",
-    "LONG_MIN",
-    "RESTORE_TABLE_COLUMNS",
     "LagJob",
     "compute_lags",
-    "configs_json",
 ]
 
 #: Columns of the lag table (one row per snapshot, process and task), see docs/lag.md.
@@ -133,8 +130,9 @@ class LagJob:
         (:func:`lag.job.asof_join.merge_as_of_join`).
     split_bytes:
         ``spark.sql.files.maxPartitionBytes`` the job chose (bytes of input per scan task).
+
     The decoded tables (:attr:`lags`, :attr:`restore`, :attr:`named`) are built on first use,
-    after :attr:`process_keys`.
+    after :attr:`process_keys`; the cluster state comes from :attr:`state`.
     """
 
     spark: SparkSession
@@ -208,7 +206,7 @@ class LagJob:
 
     @cached_property
     def restore(self) -> DataFrame:
-        """The restore table (:data:`RESTORE_TABLE_COLUMNS`), one row per process and task."""
+        """The restore table (:data:`lag.job.restore.RESTORE_TABLE_COLUMNS`), per replica."""
         return restore_table(
             self.snapshots,
             self.process_keys,

@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from lag.job.job import LONG_MIN, compute_lags
+from lag.job.job import compute_lags
+from lag.job.row_keys import LONG_MIN
 from lag.sources.members import parse_members
 from lag.sources.topology import parse_topology
 from lag.spark.readers import END_OFFSETS_SCHEMA, OFFSETS_SCHEMA

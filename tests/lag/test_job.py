@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 import lag.job.asof_join as lag_asof_join
-from lag.job.job import LAG_PLAIN_COLUMNS, LagJob, configs_json
+from lag.job.job import LAG_PLAIN_COLUMNS, LagJob
+from lag.job.layout import configs_json
 from lag.job.restore import restore_table
 from lag.outputs.tables import write_table
 from lag.pipeline import ComputeRequest, build_job, prepare
