@@ -1,9 +1,9 @@
 """Throughput of the Spark lag job against DuckDB on the same Parquet offset histories.
 
 For each size (offset rows; default 1e6 and 1e7, add 1e8 with ``--sizes 1e6,1e7,1e8``) this
-script generates a history with :mod:`lag.generate` (a 60-instance fleet of 3000 tasks, 4 stores,
-2 standbys: about 12 600 offset rows per snapshot every 10 s, end offsets every 30 s), then runs
-on the same files, in the same process:
+script generates a history with :mod:`lag.fleet.generate` (a 60-instance fleet of 3000 tasks,
+4 stores, 2 standbys: about 12 600 offset rows per snapshot every 10 s, end offsets every 30 s),
+then runs on the same files, in the same process:
 
 - **Spark** (``local[2]`` by default): the real job (:func:`lag.pipeline.build_job`): validation,
   per-snapshot offset sums, the broadcast as-of join, the lag table written as Parquet (*lag*);
@@ -42,8 +42,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from lag.generate import FleetSpec, build_fleet, generate, snapshots_for_rows  # noqa: E402
-from lag.kafka import LONG_MAX  # noqa: E402
+from lag.fleet.generate import generate  # noqa: E402
+from lag.fleet.history import snapshots_for_rows  # noqa: E402
+from lag.fleet.spec import FleetSpec, build_fleet  # noqa: E402
+from lag.kafka_rules import LONG_MAX  # noqa: E402
 
 SPEC = FleetSpec(
     application_id="orders-app", instances=60, tasks=3000, stores=4, standbys=2, seed=1
@@ -189,9 +191,6 @@ def run_spark(
     spark: Any,
     out: Path,
     persist: bool = True,
-    restore_from_lags: bool = False,
-    moment_join: bool = False,
-    interval_join: bool = False,
 ) -> dict[str, float]:
     """The Spark job: lag table, then restore table.
 
@@ -199,14 +198,9 @@ def run_spark(
     this process, the JVM and its Python workers, exited workers included: :class:`TreeCpuMeter`)
     and ``cpu_live_only`` (the same from :func:`tree_cpu_seconds` at both ends, which loses the
     CPU of workers that exit in between: kept to show the difference).
-
-    ``restore_from_lags`` reads the restore table back from the written lag table instead of
-    caching the per-snapshot rows (``streams-lag compute --restore-from-lag-table``);
-    ``moment_join`` joins on (task, end-offset moment) (``--moment-join``); ``interval_join``
-    takes the shuffled interval join instead of the merge (``--interval-join``).
     """
-    from lag.job import LAG_PLAIN_COLUMNS
-    from lag.output import write_table
+    from lag.job.job import LAG_PLAIN_COLUMNS
+    from lag.outputs.tables import write_table
     from lag.pipeline import ComputeRequest, build_job, prepare
 
     folder = inputs["folder"]
@@ -221,9 +215,6 @@ def run_spark(
         restore_table=f"{out}/spark-restore.parquet/",
         configs={"acceptable_recovery_lag": ACCEPTABLE},
         persist=persist,
-        restore_from_lags=restore_from_lags,
-        moment_join=moment_join,
-        interval_join=interval_join,
     )
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     # The old reading (live processes only) beside the meter, to show what it missed.
@@ -235,9 +226,7 @@ def run_spark(
         assert request.lags_table and request.restore_table
         write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
         lag_done = time.perf_counter()
-        # Read back from the lag table when the job did not cache its per-snapshot rows.
-        restore = job.restore if job.cache_snapshots else job.restore_from(request.lags_table)
-        write_table(restore, request.restore_table)
+        write_table(job.restore, request.restore_table)
         restore_done = time.perf_counter()
     live = tree_cpu_seconds(jvm) + own_cpu_seconds() - live0
     job.unpersist()
@@ -411,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = None
     if "spark" in engines:
-        from lag.spark import get_spark
+        from lag.spark.session import get_spark
 
         spark = get_spark(args.master, app_name="lag-benchmark", driver_memory=args.driver_memory)
         spark.conf.set("spark.sql.shuffle.partitions", str(args.shuffle_partitions))

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import duckdb
 
-    from lag.spark import get_spark
+    from lag.spark.session import get_spark
 
     args.work.mkdir(parents=True, exist_ok=True)
     inputs = lag_scale_benchmark.prepare(args.shape, int(float(args.rows)), args.work)

@@ -1,7 +1,7 @@
 """The lag job's scale matrix: sizes x history shapes, Spark with its default driver memory beside
 DuckDB in the same run.
 
-Shapes (each a generated fleet in the real formats, :mod:`lag.generate`; rows per snapshot =
+Shapes (each a generated fleet in the real formats, :mod:`lag.fleet.generate`; rows per snapshot =
 replicas x changelog partitions, so the number of snapshots follows the size):
 
 - ``few-snapshots``: a wide fleet, 300 instances, ~60,000 tasks, 2 stores, 1 standby (about
@@ -51,7 +51,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import lag_benchmark  # noqa: E402
 
-from lag.generate import FleetSpec, build_fleet, generate, snapshots_for_rows  # noqa: E402
+from lag.fleet.generate import generate  # noqa: E402
+from lag.fleet.history import snapshots_for_rows  # noqa: E402
+from lag.fleet.spec import FleetSpec, build_fleet  # noqa: E402
 
 #: Shape -> (fleet, end-offset interval in ms; collections are every 10 s).
 SHAPES: dict[str, tuple[FleetSpec, int]] = {
@@ -149,14 +151,7 @@ def run_cell(
                 reset_peak(spark)
                 # A floor of 2 x cores; the job raises it by input volume.
                 spark.conf.set("spark.sql.shuffle.partitions", "4")
-                t = lag_benchmark.run_spark(
-                    inputs,
-                    spark,
-                    out,
-                    restore_from_lags=args.restore_from_lag_table,
-                    moment_join=args.moment_join,
-                    interval_join=args.interval_join,
-                )
+                t = lag_benchmark.run_spark(inputs, spark, out)
                 t["peak_heap_mb"] = round(peak_heap_mb(spark))
                 t["peak_old_gen_mb"] = round(peak_old_gen_mb(spark))
             else:
@@ -223,21 +218,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument(
-        "--restore-from-lag-table",
-        action="store_true",
-        help="Spark reads the restore table back from the lag table (no per-snapshot cache)",
-    )
-    parser.add_argument(
-        "--moment-join",
-        action="store_true",
-        help="Spark joins on (task, end-offset moment) when the intervals are not broadcast",
-    )
-    parser.add_argument(
-        "--interval-join",
-        action="store_true",
-        help="Spark takes the shuffled interval join instead of the merge (the sixth pass's plan)",
-    )
-    parser.add_argument(
         "--drop-inputs", action="store_true", help="delete each generated history after its cell"
     )
     args = parser.parse_args(argv)
@@ -248,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = None
     if "spark" in engines:
-        from lag.spark import get_spark
+        from lag.spark.session import get_spark
 
         spark = get_spark(args.master, app_name="lag-scale", driver_memory=args.driver_memory)
         print(

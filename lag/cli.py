@@ -24,11 +24,14 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lag.error_rows import ErrorRow, summarize_reasons
-from lag.kafka import LONG_MAX
+from lag.kafka_rules import LONG_MAX
 from streams_assign.errors import LagInputError
+
+if TYPE_CHECKING:
+    from lag.pipeline import ComputeSummary
 
 EXIT_INPUT = 2
 
@@ -73,7 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
         "written as the cluster-state file the assignor reads.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    add_collect_parser(commands)
+    add_compute_parser(commands)
+    add_generate_parser(commands)
+    return parser
 
+
+def add_collect_parser(commands: Any) -> None:
+    """``streams-lag collect``: state directories into offset rows (plain Python)."""
     collect = commands.add_parser("collect", help="read state directories into offset rows")
     collect.add_argument(
         "state_dirs",
@@ -88,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     collect.add_argument("--errors-table", help="write the errors table here (Parquet/.jsonl/.csv)")
 
+
+def add_compute_parser(commands: Any) -> None:
+    """``streams-lag compute``: the Spark job's inputs, outputs and the assignment configs."""
     compute = commands.add_parser("compute", help="compute lags and write the cluster state")
     compute.add_argument("--application-id", required=True, help="Kafka Streams application.id")
     compute.add_argument("--topology", required=True, help="text of Topology#describe()")
@@ -127,37 +140,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=2,
         help="snapshots spanned by the catch-up rate (default 2)",
     )
-    compute.add_argument(
-        "--restore-from-lag-table",
-        action="store_true",
-        help=(
-            "with a Parquet --lags-table and a --restore-table: read the restore table back from "
-            "the written lag table instead of caching the per-snapshot rows (less CPU up to "
-            "30 M rows, measured slower at 100 M, docs/lag.md)"
-        ),
-    )
-    compute.add_argument(
-        "--moment-join",
-        action="store_true",
-        help=(
-            "as-of join on (task, end-offset moment) when the end offsets are too many to "
-            "broadcast (less CPU up to 30 M rows, more at 100 M on wide fleets, docs/lag.md)"
-        ),
-    )
-    compute.add_argument(
-        "--interval-join",
-        action="store_true",
-        help=(
-            "as-of join through the shuffled interval table instead of the merge when the end "
-            "offsets are too many to broadcast (the earlier default, docs/lag.md)"
-        ),
-    )
     compute.add_argument("--acceptable-recovery-lag", type=_bounded(0), default=10_000)
     compute.add_argument("--max-warmup-replicas", type=_bounded(1, 2**31 - 1), default=2)
     compute.add_argument("--num-standby-replicas", type=_bounded(0, 2**31 - 1), default=0)
     compute.add_argument("--probing-rebalance-interval-ms", type=_bounded(60_000), default=600_000)
     compute.add_argument("--quiet", action="store_true", help="no progress lines")
 
+
+def add_generate_parser(commands: Any) -> None:
+    """``streams-lag generate``: a synthetic fleet in the real formats."""
     generate = commands.add_parser("generate", help="write a synthetic fleet in the real formats")
     generate.add_argument("--instances", type=_bounded(1, 100_000), required=True)
     generate.add_argument(
@@ -193,7 +184,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="state dirs (default for one moment) or offset rows",
     )
     generate.add_argument("--out", required=True, help="destination folder")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -215,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "STREAMS_LAG_TRACEBACK"
         ):
             raise
-        from lag.readers import spark_error_line
+        from lag.spark.readers import spark_error_line
 
         print(f"streams-lag: error: Spark job failed: {spark_error_line(exc)}", file=sys.stderr)
         return 1
@@ -232,7 +222,7 @@ def _print_errors(errors: dict[str, int], stream: Any = None) -> None:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from lag.collect import collect_state_dirs, write_offset_rows
+    from lag.sources.checkpoints import collect_state_dirs, write_offset_rows
 
     result = collect_state_dirs(args.state_dirs, args.application_id, args.snapshot_time)
     write_offset_rows(result.rows, args.output)
@@ -314,9 +304,6 @@ def _compute(args: argparse.Namespace) -> int:
         master=args.master,
         driver_memory=args.driver_memory,
         rate_window=args.rate_window,
-        restore_from_lags=args.restore_from_lag_table,
-        moment_join=args.moment_join,
-        interval_join=args.interval_join,
         configs={
             "acceptable_recovery_lag": args.acceptable_recovery_lag,
             "max_warmup_replicas": args.max_warmup_replicas,
@@ -328,13 +315,56 @@ def _compute(args: argparse.Namespace) -> int:
     if not args.quiet:
         from rich.console import Console
 
-        Console(stderr=True).print(summary.table())
+        Console(stderr=True).print(summary_table(summary))
     print(summary.text(), file=sys.stderr)
     return 0
 
 
+def summary_table(summary: ComputeSummary, limit: int = 20) -> Any:
+    """The per-client summary as a ``rich`` table (the ``limit`` clients lagging most).
+
+    Parameters
+    ----------
+    summary:
+        What ``compute`` produced.
+    limit:
+        Most clients shown; the caption says how many were left out.
+
+    Returns
+    -------
+    rich.table.Table
+    """
+    from rich.table import Table
+
+    rows = summary.client_rows()
+    shown = sorted(rows, key=lambda r: (-r["lagging"], -r["no_state"]))[:limit]
+    order = {r["id"]: i for i, r in enumerate(rows)}
+    shown.sort(key=lambda r: order[r["id"]])
+    acceptable = summary.document["configs"].get("acceptable_recovery_lag", 10_000)
+    table = Table(
+        title=f"stateful tasks per client (caught up = lag <= {acceptable:,} records)",
+        caption=None if len(rows) <= limit else f"{len(rows) - limit} more client(s) not shown",
+    )
+    for name in ("client", "threads", "running active", "caught up", "lagging", "no state"):
+        table.add_column(name, justify="left" if name == "client" else "right")
+    table.add_column("largest lags (records)")
+    for r in shown:
+        table.add_row(
+            r["id"],
+            str(r["capacity"]),
+            str(r["active"]),
+            str(r["caught_up"]),
+            str(r["lagging"]),
+            str(r["no_state"]),
+            ", ".join(f"{t} {lag:,}" for t, lag in r["largest"]) or "-",
+        )
+    return table
+
+
 def _generate(args: argparse.Namespace) -> int:
-    from lag.generate import FleetSpec, build_fleet, generate, snapshots_for_rows
+    from lag.fleet.generate import generate
+    from lag.fleet.history import snapshots_for_rows
+    from lag.fleet.spec import FleetSpec, build_fleet
 
     spec = FleetSpec(
         application_id=args.application_id,

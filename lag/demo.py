@@ -58,8 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; returns the exit status (0, or 2 when the bundled data is missing)."""
     from rich.console import Console
 
-    from lag.collect import collect_state_dirs, write_offset_rows
     from lag.pipeline import ComputeRequest, run_compute
+    from lag.sources.checkpoints import collect_state_dirs, write_offset_rows
 
     parser = argparse.ArgumentParser(prog="python -m lag.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="output folder (default: out/lag-demo)")

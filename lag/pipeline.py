@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lag.error_rows import ErrorRow
-from lag.members import Membership, parse_members
-from lag.progress import Stages
-from lag.topology import Topology, parse_topology
+from lag.outputs.progress import Stages
+from lag.sources.members import Membership, parse_members
+from lag.sources.topology import Topology, parse_topology
 from streams_assign.errors import LagInputError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from lag.job import LagJob
+    from lag.job.job import LagJob
 
 
 @dataclass(frozen=True)
@@ -49,19 +49,7 @@ class ComputeRequest:
         Assignment configs (Kafka names with underscores).
     persist:
         Cache the per-snapshot aggregates that every output reads (see
-        :func:`lag.job.compute_lags`).
-    restore_from_lags:
-        Read the restore table back from the written Parquet lag table instead of caching the
-        per-snapshot rows (:func:`restore_reads_lags`); off by default: measured, it saves CPU
-        up to 30 M offset rows and costs more at 100 M on the few-snapshots shape
-        (``docs/lag.md``, sixth pass).
-    moment_join:
-        Join on (task, end-offset moment) when the intervals are not broadcast
-        (:func:`lag.job.compute_lags`); off by default: measured slower at 100 M on wide fleets.
-    interval_join:
-        The fifth pass's shuffled interval join instead of the merge as-of join when the
-        intervals are not broadcast (:func:`lag.job.compute_lags`); off by default (seventh
-        pass, ``docs/lag.md``).
+        :func:`lag.job.job.compute_lags`).
     """
 
     application_id: str
@@ -81,9 +69,6 @@ class ComputeRequest:
     rate_window: int = 2
     configs: dict[str, int] = field(default_factory=dict)
     persist: bool = True
-    restore_from_lags: bool = False
-    moment_join: bool = False
-    interval_join: bool = False
 
 
 @dataclass
@@ -153,44 +138,6 @@ class ComputeSummary:
                 }
             )
         return rows
-
-    def table(self, limit: int = 20) -> Any:
-        """The per-client summary as a ``rich`` table (the ``limit`` clients lagging most).
-
-        Parameters
-        ----------
-        limit:
-            Most clients shown; the caption says how many were left out.
-
-        Returns
-        -------
-        rich.table.Table
-        """
-        from rich.table import Table
-
-        rows = self.client_rows()
-        shown = sorted(rows, key=lambda r: (-r["lagging"], -r["no_state"]))[:limit]
-        order = {r["id"]: i for i, r in enumerate(rows)}
-        shown.sort(key=lambda r: order[r["id"]])
-        acceptable = self.document["configs"].get("acceptable_recovery_lag", 10_000)
-        table = Table(
-            title=f"stateful tasks per client (caught up = lag <= {acceptable:,} records)",
-            caption=None if len(rows) <= limit else f"{len(rows) - limit} more client(s) not shown",
-        )
-        for name in ("client", "threads", "running active", "caught up", "lagging", "no state"):
-            table.add_column(name, justify="left" if name == "client" else "right")
-        table.add_column("largest lags (records)")
-        for r in shown:
-            table.add_row(
-                r["id"],
-                str(r["capacity"]),
-                str(r["active"]),
-                str(r["caught_up"]),
-                str(r["lagging"]),
-                str(r["no_state"]),
-                ", ".join(f"{t} {lag:,}" for t, lag in r["largest"]) or "-",
-            )
-        return table
 
     def text(self) -> str:
         """A few lines: clients, tasks, lags, errors, outputs."""
@@ -319,7 +266,7 @@ def prepare(request: ComputeRequest) -> tuple[Topology, Membership]:
     LagInputError
         For the first missing or unusable input.
     """
-    from lag.readers import require_exists
+    from lag.spark.readers import require_exists
 
     topology = parse_topology(
         read_text_input("--topology", request.topology), source=request.topology
@@ -333,7 +280,7 @@ def prepare(request: ComputeRequest) -> tuple[Topology, Membership]:
         if not Path(path).is_dir():
             raise LagInputError(f"--state-dirs {path}: no such directory")
     if request.state_dirs:
-        from lag.collect import check_process_ids
+        from lag.sources.checkpoints import check_process_ids
 
         check_process_ids(list(request.state_dirs), request.application_id)
     for path in request.offsets:
@@ -365,16 +312,16 @@ def build_job(
     Returns
     -------
     LagJob
-        Lazy tables; the two small actions of :func:`lag.job.compute_lags` have run.
+        Lazy tables; the two small actions of :func:`lag.job.job.compute_lags` have run.
 
     Raises
     ------
     LagInputError
         When a row input cannot be read, or the end offsets name no changelog of the topology.
     """
-    from lag.collect import collect_state_dirs
-    from lag.job import compute_lags
-    from lag.readers import offset_rows_dataframe, read_end_offsets, read_offset_rows
+    from lag.job.job import compute_lags
+    from lag.sources.checkpoints import collect_state_dirs
+    from lag.spark.readers import offset_rows_dataframe, read_end_offsets, read_offset_rows
     from streams_assign.model import AssignmentConfigs
 
     errors: list[ErrorRow] = list(membership.errors)
@@ -402,38 +349,6 @@ def build_job(
         errors=errors,
         end_source=" ".join(request.end_offsets),
         persist=request.persist,
-        cache_snapshots=not restore_reads_lags(request),
-        moment_join=request.moment_join,
-        interval_join=request.interval_join,
-    )
-
-
-def restore_reads_lags(request: ComputeRequest) -> bool:
-    """Whether the restore table is read back from the lag table.
-
-    Only when the request asks for it (``restore_from_lags``), both tables are asked and the lag
-    table is Parquet.
-
-    Then the job does not cache its per-snapshot rows (:func:`lag.job.compute_lags`'s
-    ``cache_snapshots``): the lag table is written straight from the as-of join, and the restore
-    table reads the few columns it needs from that Parquet output; the tables are the same.
-
-    Parameters
-    ----------
-    request:
-        The compute request.
-
-    Returns
-    -------
-    bool
-    """
-    from lag.output import table_format
-
-    return bool(
-        request.restore_from_lags
-        and request.lags_table
-        and request.restore_table
-        and table_format(request.lags_table) == "parquet"
     )
 
 
@@ -474,7 +389,8 @@ def run_compute(
     progress:
         Stream for the stage lines (None = silent).
     spark:
-        A session to use (tests); None = :func:`lag.spark.get_spark` with ``request.master``.
+        A session to use (tests); None = :func:`lag.spark.session.get_spark` with
+        ``request.master``.
 
     Returns
     -------
@@ -485,9 +401,9 @@ def run_compute(
     LagInputError
         When a required input is missing or unusable (nothing is written then).
     """
-    from lag.job import LAG_PLAIN_COLUMNS
-    from lag.output import write_table
-    from lag.spark import get_spark
+    from lag.job.job import LAG_PLAIN_COLUMNS
+    from lag.outputs.tables import write_table
+    from lag.spark.session import get_spark
     from streams_assign.formats.atomic import write_json_atomic
 
     outputs = [p for p in (request.lags_table, request.restore_table, request.errors_table) if p]
@@ -507,12 +423,7 @@ def run_compute(
                 write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
         if request.restore_table:
             with stages.stage(f"writing restore table {request.restore_table}"):
-                restore = (
-                    job.restore_from(request.lags_table)
-                    if request.lags_table and not job.cache_snapshots
-                    else job.restore
-                )
-                write_table(restore, request.restore_table)
+                write_table(job.restore, request.restore_table)
         if request.errors_table:
             with stages.stage(f"writing errors table {request.errors_table}"):
                 write_table(job.errors(), request.errors_table, single_file=True)

@@ -91,7 +91,7 @@ def spark() -> Iterator[Any]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Python workers (the lag job's mapInArrow) on this interpreter, not ``python3`` on PATH.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from lag.spark import LOG_CONFIG
+    from lag.spark.session import LOG_CONFIG
 
     builder = SparkSession.builder.master("local[2]").appName("streams-assign-tests")
     for key, value in SPARK_TEST_CONFIGS.items():

@@ -233,8 +233,8 @@ def collect_operator_view(
     ``members_text`` / ``end_offsets_text`` are tool outputs fetched earlier (scenario C
     fetches them before stopping the instance it bounces); None runs the tools now.
     """
-    from lag.collect import collect_state_dirs, write_offset_rows
-    from lag.topology import parse_topology
+    from lag.sources.checkpoints import collect_state_dirs, write_offset_rows
+    from lag.sources.topology import parse_topology
 
     folder.mkdir(parents=True, exist_ok=True)
     broker = cluster.broker
@@ -474,7 +474,7 @@ def run_scenario(
     victim:
         Index of the instance killed (B) or bounced (C).
     spark:
-        Spark session for ``streams-lag compute`` (None: :func:`lag.spark.get_spark`).
+        Spark session for ``streams-lag compute`` (None: :func:`lag.spark.session.get_spark`).
     session_timeout_ms:
         The consumers' ``session.timeout.ms``; default 10 s, 20 s in C (the bounced instance
         must be back, JVM start included, before its old members' sessions expire, or the

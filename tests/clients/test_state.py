@@ -6,11 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from lag.collect import read_checkpoint as lag_read_checkpoint
-from streams_assign.clients.state import StateDirectory, read_checkpoint, write_checkpoint
-from streams_assign.clients.topology import Topology
-from streams_assign.errors import StateError
-from streams_assign.model import Subtopology, TaskId
+from lag.sources.checkpoint_file import read_checkpoint as lag_read_checkpoint
+from streams_assign.clients.state import (
+    StateDirectory,
+    StateError,
+    read_checkpoint,
+    write_checkpoint,
+)
+from streams_assign.clients.topology import Subtopology, Topology
+from streams_assign.model import TaskId
 
 TOPOLOGY = Topology((Subtopology(0, ("in",), ("app-a-changelog", "app-b-changelog")),))
 

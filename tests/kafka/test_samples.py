@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from lag.collect import collect_state_dirs
-from lag.members import parse_members
-from lag.topology import parse_topology
+from lag.sources.checkpoints import collect_state_dirs
+from lag.sources.members import parse_members
+from lag.sources.topology import parse_topology
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "tool_samples" / "kafka-4.2"
 APP = "orders-app"

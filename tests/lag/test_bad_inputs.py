@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lag.cli import main
-from lag.topology import parse_topology
+from lag.sources.topology import parse_topology
 from streams_assign.errors import LagInputError
 
 from .conftest import APP, HAND_TOPOLOGY, P1, P2

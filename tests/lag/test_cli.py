@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lag.cli import main
-from lag.generate import FleetSpec, generate
-from lag.output import write_table
+from lag.fleet.generate import generate
+from lag.fleet.spec import FleetSpec
+from lag.outputs.tables import write_table
 from streams_assign.formats.cluster_state import parse_cluster_state
 
 SMALL = FleetSpec(instances=3, tasks=12, stores=2, standbys=1, seed=3, new_instances=1)
@@ -170,44 +171,19 @@ def test_compute_writes_cluster_state_and_tables(
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
-@pytest.mark.spark
-def test_restore_from_lag_table_writes_the_same_tables(
-    fleet: Path, tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("flag", ["--moment-join", "--interval-join", "--restore-from-lag-table"])
+def test_compute_offers_no_join_plan_options(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--restore-from-lag-table`` reads the restore table back from the Parquet lag table."""
-    from lag.job import LagJob
+    """The job chooses its as-of join plan itself: ``compute`` refuses the engine's internals."""
+    from lag.cli import build_parser
 
-    read_back: list[str] = []
-    real = LagJob.restore_from
-
-    def restore_from(self: LagJob, path: str) -> Any:
-        read_back.append(path)
-        return real(self, path)
-
-    monkeypatch.setattr(LagJob, "restore_from", restore_from)
-    dirs = sorted(str(p) for p in (fleet / "state").iterdir())
-    tables = {}
-    for flag in ([], ["--restore-from-lag-table"]):
-        out = tmp_path / ("read-back" if flag else "cached")
-        out.mkdir()
-        args = compute_args(
-            fleet,
-            out / "cluster.json",
-            "--state-dirs",
-            *dirs,
-            "--lags-table",
-            str(out / "lags.parquet"),
-            "--restore-table",
-            str(out / "restore.parquet"),
-            *flag,
-        )
-        assert main(args) == 0
-        tables[bool(flag)] = {
-            name: sorted(pq.read_table(out / f"{name}.parquet").to_pylist(), key=repr)
-            for name in ("lags", "restore")
-        }
-    assert read_back == [str(tmp_path / "read-back" / "lags.parquet")]
-    assert tables[True]["restore"] and tables[True] == tables[False]
+    args = ["compute", "--application-id", "a", "--topology", "t", "--members", "m"]
+    args += ["--end-offsets", "e", "--offsets", "o", "--output", str(tmp_path / "c.json"), flag]
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(args)
+    assert exited.value.code == 2
+    assert f"unrecognized arguments: {flag}" in capsys.readouterr().err
 
 
 @pytest.mark.spark
@@ -301,6 +277,7 @@ def test_demo_runs_the_whole_pipeline(
 def test_summary_table_counts_caught_up_lagging_and_stateless_tasks_per_client() -> None:
     from rich.console import Console
 
+    from lag.cli import summary_table
     from lag.pipeline import ComputeSummary
 
     a, b = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
@@ -325,5 +302,5 @@ def test_summary_table_counts_caught_up_lagging_and_stateless_tasks_per_client()
     assert rows[a]["largest"] == [("0_2", 101)]
     assert (rows[b]["caught_up"], rows[b]["lagging"], rows[b]["no_state"]) == (0, 1, 3)
     console = Console(width=160, record=True)
-    console.print(summary.table())
+    console.print(summary_table(summary))
     assert "0_2 101" in console.export_text()

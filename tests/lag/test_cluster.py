@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from devtools.spark_cluster import StandaloneCluster
-from lag.generate import FleetSpec, generate
+from lag.fleet.generate import generate
+from lag.fleet.spec import FleetSpec
 from lag.pipeline import ComputeRequest, run_compute
 
 #: Five JVMs (master, two workers, their executors) beside a driver process: the long tier.

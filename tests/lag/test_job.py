@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-import lag.asof as lag_asof
-from lag.job import LAG_PLAIN_COLUMNS, LagJob, configs_json
-from lag.output import write_table
+import lag.job.asof_join as lag_asof_join
+from lag.job.job import LAG_PLAIN_COLUMNS, LagJob
+from lag.job.layout import configs_json
+from lag.job.restore import restore_table
+from lag.outputs.tables import write_table
 from lag.pipeline import ComputeRequest, build_job, prepare
-from lag.restore import restore_table
 from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import AssignmentConfigs
 
@@ -250,7 +251,7 @@ def history(
     )
     job = run_job(files, spark, end_rows=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lag_asof, "MAX_JOIN_KEY", 0)  # no room to fold: the two-key join
+        patch.setattr(lag_asof_join, "MAX_JOIN_KEY", 0)  # no room to fold: the two-key join
         two_keys = lag_rows(run_job(files, spark, end_rows=True))
     unpersisted = run_job(files, spark, end_rows=True, persist=False)
     return {

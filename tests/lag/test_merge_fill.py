@@ -1,11 +1,11 @@
 """The merge as-of join's Arrow forward fill against a plain-Python as-of lookup.
 
-``lag.merge.merge_as_of_join`` sorts the offset sums and the complete end-offset sums of each task
-into one stream and carries the latest end-offset row forward in ``mapInArrow`` batches. Spark
-cuts a partition into batches anywhere, also inside a task's rows, so this test cuts random sorted
-streams into random batch sizes (one-row batches included) and checks every snapshot row against
-the latest end row of its task at or before its time. No Spark needed: the fill is numpy over
-pyarrow batches.
+``lag.job.asof_join.merge_as_of_join`` sorts the offset sums and the complete end-offset sums of
+each task into one stream and carries the latest end-offset row forward in ``mapInArrow`` batches.
+Spark cuts a partition into batches anywhere, also inside a task's rows, so this test cuts random
+sorted streams into random batch sizes (one-row batches included) and checks every snapshot row
+against the latest end row of its task at or before its time. No Spark needed: the fill is numpy
+over pyarrow batches.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lag.merge import _forward_fill
+from lag.job.asof_join import _forward_fill
 
 LONG_MIN = -(2**63)
 LONG_MAX = 2**63 - 1

@@ -1,4 +1,4 @@
-"""The merge as-of join's sort prefix (``lag.merge.sort_prefix``, eighth pass, ``docs/lag.md``).
+"""The merge as-of join's sort prefix (``lag.job.asof_join.sort_prefix``, ``docs/lag.md``).
 
 The merge sorts each partition by (prefix, ``task_key``, ``time_key``, ``pkey`` nulls first); the
 forward fill needs every task's rows together and in time order. These tests sort drawn rows by
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lag.layout import TaskLayout
-from lag.merge import sort_prefix
+from lag.job.asof_join import sort_prefix
+from lag.job.layout import TaskLayout
 
 pytestmark = pytest.mark.spark
 

@@ -1,8 +1,8 @@
-"""The merge as-of join's one sort (``lag.merge``, ninth pass, ``docs/lag.md``).
+"""The merge as-of join's one sort (``lag.job.asof_join``, ``docs/lag.md``).
 
 The merge sorts each partition in the forward fill's order before summing the offsets, and
-:func:`lag.merge.enable_sort_aggregate` lets Spark run that sum as a sort aggregation that keeps
-the order, so the plan has one sort and no hash aggregation. These tests check the plan Spark
+:func:`lag.job.asof_join.enable_sort_aggregate` lets Spark run that sum as a sort aggregation that
+keeps the order, so the plan has one sort and no hash aggregation. These tests check the plan Spark
 builds (one ``Sort``, a ``SortAggregate``, no ``HashAggregate`` between the shuffle and the
 forward fill), that the rows are the same with and without the setting on random histories, and
 how the merge's shuffle is sized by the stacked offset and end-offset bytes.
@@ -17,13 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lag.layout import TaskLayout
-from lag.merge import (
-    MERGE_PARTITION_INPUT_BYTES,
-    enable_sort_aggregate,
-    merge_as_of_join,
-    merge_partitions_for,
-)
+from lag.job.asof_join import enable_sort_aggregate, merge_as_of_join
+from lag.job.layout import TaskLayout
+from lag.spark.sizing import MERGE_PARTITION_INPUT_BYTES, merge_partitions_for
 
 ORIGIN = 1_800_000_000_000  # epoch ms
 LONG_MIN = -(2**63)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lag.get_offsets import parse_get_offsets
-from lag.members import parse_members, parse_streams_client_id
-from lag.topology import parse_topology
+from lag.sources.get_offsets import parse_get_offsets
+from lag.sources.members import parse_members, parse_streams_client_id
+from lag.sources.topology import parse_topology
 from streams_assign.errors import LagInputError
 
 P1 = "11111111-1111-4111-8111-111111111111"

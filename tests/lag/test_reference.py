@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lag.generate import FleetSpec, generate
+from lag.fleet.generate import generate
+from lag.fleet.spec import FleetSpec
 from lag.pipeline import ComputeRequest, build_job, prepare
 
 pytestmark = pytest.mark.spark

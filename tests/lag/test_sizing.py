@@ -1,5 +1,5 @@
-"""How the lag job sizes Spark's work by input volume (``lag.asof``), and that the sizing never
-changes a result.
+"""How the lag job sizes Spark's work by input volume (``lag.spark.sizing``), and that the sizing
+never changes a result.
 
 The job lowers ``spark.sql.files.maxPartitionBytes`` (scan tasks of about a million offset rows)
 and ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (coalesced shuffle partitions of about a
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lag.asof import (
+from lag.spark.sizing import (
     ADVISORY_PARTITION_BYTES,
     MAX_SHUFFLE_PARTITIONS,
     PARTITION_INPUT_BYTES,
@@ -46,7 +46,8 @@ def _history(root: Path) -> dict[str, Any]:
     """A generated Parquet history, its offset rows rewritten as many small row groups."""
     import pyarrow.parquet as pq
 
-    from lag.generate import FleetSpec, generate
+    from lag.fleet.generate import generate
+    from lag.fleet.spec import FleetSpec
 
     manifest = generate(
         FleetSpec(instances=4, tasks=24, stores=2, standbys=1, seed=7),

@@ -2,9 +2,9 @@
 
 PySpark's worker calls ``importlib.invalidate_caches()`` before every task; on Python 3.11 every
 ``zipimporter`` re-reads its archive's directory then (CPython gh-103200).
-``lag.merge._lazy_zip_invalidation`` makes a worker re-read an archive only when it changed. Each
-case runs in a fresh interpreter, since the patch is process-wide: the interpreter counts the
-directory reads of ``zipimport._read_directory``, pretends to be a PySpark worker (a
+``lag.spark.worker_imports.lazy_zip_invalidation`` makes a worker re-read an archive only when it
+changed. Each case runs in a fresh interpreter, since the patch is process-wide: the interpreter
+counts the directory reads of ``zipimport._read_directory``, pretends to be a PySpark worker (a
 ``pyspark.worker`` entry in ``sys.modules``) and checks that an unchanged archive is not re-read,
 that a rewritten one is, and that its new module imports.
 """
@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent(
     import importlib, json, sys, types, zipfile, zipimport
     archive, patch, worker = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
     sys.path.insert(0, {repo!r})
-    from lag.merge import _lazy_zip_invalidation
+    from lag.spark.worker_imports import lazy_zip_invalidation
 
     def write(names):
         with zipfile.ZipFile(archive, "w") as z:
@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent(
     zipimport._read_directory = counting
     if worker:
         sys.modules["pyspark.worker"] = types.ModuleType("pyspark.worker")
-    patched = _lazy_zip_invalidation()() if patch else False
+    patched = lazy_zip_invalidation()() if patch else False
     for _ in range(5):
         importlib.invalidate_caches()
     unchanged = len(reads)

@@ -32,8 +32,8 @@ from devtools.kafka.streams_app import (
     app_classpath_next,
 )
 from lag.cli import main as lag_main
-from lag.collect import CollectResult, collect_state_dirs
-from lag.rocksdb_state import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
+from lag.sources.checkpoints import CollectResult, collect_state_dirs
+from lag.sources.rocksdb_stores import OFFSETS_COLUMN_FAMILY, ROCKSDB_DIR
 
 pytestmark = pytest.mark.kafka
 

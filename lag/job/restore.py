@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lag.kafka import LONG_MAX
-from lag.keys import decode
-from lag.sums import kafka_lag, records_behind
+from lag.job.offset_sums import kafka_lag, records_behind
+from lag.job.row_keys import decode
+from lag.kafka_rules import LONG_MAX
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -52,7 +52,7 @@ def restore_table(
     ----------
     snapshots:
         Per-snapshot rows keyed by ``pkey`` and ``task_key`` with ``time_key``, ``offset_sum``
-        and ``end_offset_sum`` (:attr:`lag.job.LagJob.snapshots`).
+        and ``end_offset_sum`` (:attr:`lag.job.job.LagJob.snapshots`).
     process_keys:
         ``pkey`` -> ``process_id``.
     acceptable_recovery_lag:
@@ -79,44 +79,6 @@ def restore_table(
     )
     latest = _latest_and_rates(rows, ["pkey", "task_key"], rate_window)
     return _restore_columns(decode(latest, process_keys), acceptable_recovery_lag)
-
-
-def restore_from_lags(lags: DataFrame, acceptable_recovery_lag: int, rate_window: int) -> DataFrame:
-    """The restore table computed from a lag table already written (read back, column-pruned).
-
-    The same table as :func:`restore_table`, from the lag table's own columns (``lag`` and
-    ``records_behind`` as written, a null ``snapshot_time`` standing for ``Long.MAX_VALUE``),
-    grouped by (``process_id``, ``subtopology``, ``partition``); so the per-snapshot rows need
-    not be cached between the two tables.
-
-    Parameters
-    ----------
-    lags:
-        A lag table (:data:`lag.job.LAG_TABLE_COLUMNS`), e.g. read from its Parquet output.
-    acceptable_recovery_lag:
-        ``acceptable.recovery.lag`` (records).
-    rate_window:
-        Snapshots spanned by the rates (>= 2).
-
-    Returns
-    -------
-    pyspark.sql.DataFrame
-        :data:`RESTORE_TABLE_COLUMNS`, one row per (process, task).
-    """
-    from pyspark.sql import functions as F
-
-    rows = lags.select(
-        "process_id",
-        F.col("subtopology").alias("sub"),
-        F.col("partition").alias("part"),
-        F.coalesce(F.col("snapshot_time"), F.lit(LONG_MAX)).alias("time_key"),
-        "offset_sum",
-        "end_offset_sum",
-        "lag",
-        F.col("records_behind").alias("behind"),
-    )
-    latest = _latest_and_rates(rows, ["process_id", "sub", "part"], rate_window)
-    return _restore_columns(latest, acceptable_recovery_lag)
 
 
 def _latest_and_rates(rows: DataFrame, keys: list[str], rate_window: int) -> DataFrame:

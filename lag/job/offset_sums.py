@@ -9,16 +9,16 @@ and the **lag** (``ClientState.computeTaskLags``, :func:`kafka_lag`).
 Rows are validated where they are read (a bad row becomes an error row with its reason) and
 summed per (snapshot, process, task) before they cross the shuffle: Spark's partial aggregation
 merges the changelog partitions of a task on the map side, with the compact keys of
-:mod:`lag.keys`.
+:mod:`lag.job.row_keys`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lag.kafka import LATEST_OFFSET, LONG_MAX, OFFSET_UNKNOWN, UNKNOWN_OFFSET_SUM
-from lag.keys import LONG_MIN, encode_task, map_lookup, row_source, task_part, task_sub
-from lag.layout import TaskLayout
+from lag.job.layout import TaskLayout
+from lag.job.row_keys import LONG_MIN, encode_task, map_lookup, row_source, task_part, task_sub
+from lag.kafka_rules import LATEST_OFFSET, LONG_MAX, OFFSET_UNKNOWN, UNKNOWN_OFFSET_SUM
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -102,7 +102,7 @@ def check_offset_rows(offsets: DataFrame, layout: TaskLayout) -> tuple[DataFrame
     Parameters
     ----------
     offsets:
-        Offset rows (``lag.readers.OFFSETS_SCHEMA``).
+        Offset rows (``lag.spark.readers.OFFSETS_SCHEMA``).
     layout:
         Which changelog topic belongs to which stateful sub-topology.
 
@@ -116,11 +116,40 @@ def check_offset_rows(offsets: DataFrame, layout: TaskLayout) -> tuple[DataFrame
     """
     from pyspark.sql import functions as F
 
+    o = _with_task_columns(offsets, layout)
+    reason = _offset_row_reason(sorted(layout.stateful_subtopologies))
+    o = o.withColumn("reason", reason)
+    raw_offsets = F.coalesce(
+        F.col("raw"),
+        F.to_json(
+            F.struct("process_id", "topic", "partition", "offset", "task_id", "snapshot_time")
+        ),
+    )
+    offset_errors = o.filter(F.col("reason").isNotNull()).select(
+        row_source(F.lit("offsets")).alias("source"),
+        F.col("line"),
+        raw_offsets.alias("raw"),
+        F.col("reason"),
+    )
+    good_offsets = o.filter(F.col("reason").isNull()).select(
+        F.coalesce(F.col("snapshot_time"), F.lit(LONG_MAX)).alias("time_key"),
+        F.xxhash64("process_id").alias("pkey"),
+        encode_task(F.col("sub"), F.col("part")).alias("task_key"),
+        F.col("offset"),
+    )
+
+    return good_offsets, offset_errors
+
+
+def _with_task_columns(offsets: DataFrame, layout: TaskLayout) -> DataFrame:
+    """``offsets`` plus ``sub`` and ``part``: from the changelog topic and partition, or from
+    ``task_id`` on a marker row (an empty checkpoint: local state, offset sum 0)."""
+    from pyspark.sql import functions as F
+
     changelog_sub = {topic: sub for topic, (sub, _store) in layout.changelogs.items()}
-    stateful_subs = sorted(layout.stateful_subtopologies)
-    is_marker = F.col("topic").isNull()  # an empty checkpoint: local state, offset sum 0
+    is_marker = F.col("topic").isNull()
     marker_part = "try_cast(regexp_extract(task_id, '^([0-9]+)_([0-9]+)$', {}) AS INT)"
-    o = offsets.withColumn(
+    return offsets.withColumn(
         "sub",
         F.when(is_marker, F.expr(marker_part.format(1))).otherwise(
             map_lookup(changelog_sub, F.col("topic"))
@@ -128,11 +157,18 @@ def check_offset_rows(offsets: DataFrame, layout: TaskLayout) -> tuple[DataFrame
     ).withColumn(
         "part", F.when(is_marker, F.expr(marker_part.format(2))).otherwise(F.col("partition"))
     )
+
+
+def _offset_row_reason(stateful_subs: list[int]) -> Column:
+    """Why an offset row (with ``sub`` and ``part``) is not used; null for a good row."""
+    from pyspark.sql import functions as F
+
+    is_marker = F.col("topic").isNull()
     unknown_marker_task = F.col("sub").isNull()
     if stateful_subs:
         unknown_marker_task = unknown_marker_task | ~F.col("sub").isin(stateful_subs)
     derived_task = F.concat_ws("_", F.col("sub").cast("string"), F.col("partition").cast("string"))
-    reason = (
+    return (
         F.when(
             F.col("raw").isNotNull(),
             F.lit("unparsable row: not a JSON object of the offsets schema"),
@@ -180,27 +216,6 @@ def check_offset_rows(offsets: DataFrame, layout: TaskLayout) -> tuple[DataFrame
             ),
         )
     )
-    o = o.withColumn("reason", reason)
-    raw_offsets = F.coalesce(
-        F.col("raw"),
-        F.to_json(
-            F.struct("process_id", "topic", "partition", "offset", "task_id", "snapshot_time")
-        ),
-    )
-    offset_errors = o.filter(F.col("reason").isNotNull()).select(
-        row_source(F.lit("offsets")).alias("source"),
-        F.col("line"),
-        raw_offsets.alias("raw"),
-        F.col("reason"),
-    )
-    good_offsets = o.filter(F.col("reason").isNull()).select(
-        F.coalesce(F.col("snapshot_time"), F.lit(LONG_MAX)).alias("time_key"),
-        F.xxhash64("process_id").alias("pkey"),
-        encode_task(F.col("sub"), F.col("part")).alias("task_key"),
-        F.col("offset"),
-    )
-
-    return good_offsets, offset_errors
 
 
 def check_end_rows(
@@ -211,7 +226,7 @@ def check_end_rows(
     Parameters
     ----------
     end_offsets:
-        End-offset rows (``lag.readers.END_OFFSETS_SCHEMA``).
+        End-offset rows (``lag.spark.readers.END_OFFSETS_SCHEMA``).
     layout:
         Changelog and source topics of the topology.
     end_source:

@@ -18,8 +18,8 @@ import pytest
 from rocksdict import Options, Rdict
 
 from lag.cli import main as lag_main
-from lag.collect import collect_state_dirs
-from lag.rocksdb_state import decode_offset_entry, read_rocksdb_offsets, read_task_stores
+from lag.sources.checkpoints import collect_state_dirs
+from lag.sources.rocksdb_stores import decode_offset_entry, read_rocksdb_offsets, read_task_stores
 from streams_assign.errors import LagInputError
 
 PID = "0f0e0d0c-0b0a-4909-8807-060504030201"

@@ -8,7 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from lag.collect import collect_state_dirs, read_checkpoint, write_offset_rows
+from lag.sources.checkpoint_file import read_checkpoint
+from lag.sources.checkpoints import collect_state_dirs, write_offset_rows
 from streams_assign.errors import LagInputError
 
 PID = "0f0e0d0c-0b0a-4909-8807-060504030201"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lag.members import Membership
+from lag.sources.members import Membership
 from streams_assign.errors import LagInputError
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ DEFAULT_MASTER = "local[*]"
 #: the job's CPU time at 30 M offset rows (docs/lag.md, "Where the time goes now").
 LOCAL_JVM_OPTIONS = "-XX:+UseParallelGC"
 #: log4j2 settings of local sessions: warnings only, without the start-up notices.
-LOG_CONFIG = Path(__file__).parent / "data" / "log4j2.properties"
+LOG_CONFIG = Path(__file__).parents[1] / "data" / "log4j2.properties"
 
 
 def get_spark(

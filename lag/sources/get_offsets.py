@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from lag.error_rows import ErrorRow
-from lag.kafka import INT_MAX, LONG_MAX
+from lag.kafka_rules import INT_MAX, LONG_MAX
 
 _DIGITS = re.compile(r"^[0-9]+$")
 

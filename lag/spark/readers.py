@@ -2,8 +2,8 @@
 
 Offset rows (local state) and end-offset rows can come from files of any size (Parquet or JSON
 Lines, a file or a folder of part files, local or on a cluster file system), from the checkpoint
-walker of :mod:`lag.collect`, or, for end offsets, from ``kafka-get-offsets.sh`` text. Whatever
-the origin, the job sees:
+walker of :mod:`lag.sources.checkpoints`, or, for end offsets, from ``kafka-get-offsets.sh``
+text. Whatever the origin, the job sees:
 
 - offsets: ``process_id string, topic string, partition int, offset long, task_id string,
   snapshot_time long, source string, line long``;
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lag.error_rows import ErrorRow
-from lag.get_offsets import parse_get_offsets
+from lag.sources.get_offsets import parse_get_offsets
 from streams_assign.errors import LagInputError
 
 if TYPE_CHECKING:
@@ -248,7 +248,9 @@ def read_offset_rows(
 
 
 def offset_rows_dataframe(spark: SparkSession, rows: Sequence[dict[str, Any]]) -> DataFrame:
-    """Offset rows held in memory (from :func:`lag.collect.collect_state_dirs`) as a DataFrame.
+    """Offset rows held in memory as a DataFrame.
+
+    The rows come from :func:`lag.sources.checkpoints.collect_state_dirs`.
 
     Parameters
     ----------

@@ -34,7 +34,8 @@ Other stores of 4.3:
 :func:`read_task_stores` reads one task folder this way. The offset rows it gives carry the
 *positions* Kafka 4.3 sums (``committed + 1``), so their offset sum is the one a 4.3 process
 reports; an unknown offset stays ``-4`` (summed as 0 by both). ``streams-lag collect`` calls it
-for every task folder without a ``.checkpoint`` (:func:`lag.collect.collect_state_dirs`).
+for every task folder without a ``.checkpoint``
+(:func:`lag.sources.checkpoints.collect_state_dirs`).
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lag.collect import read_checkpoint
 from lag.error_rows import ErrorRow
-from lag.kafka import INT_MAX, LONG_MAX, OFFSET_UNKNOWN
+from lag.kafka_rules import INT_MAX, LONG_MAX, OFFSET_UNKNOWN
+from lag.sources.checkpoint_file import read_checkpoint
 from streams_assign.errors import LagInputError
 
 __all__ = [
@@ -121,7 +122,7 @@ class TaskStores:
         return bool(self.stores) and all(store.usable for store in self.stores)
 
     def rows(self, base: dict[str, Any]) -> list[dict[str, Any]]:
-        """Offset rows (see :data:`lag.collect.OFFSET_ROW_COLUMNS`) for this task.
+        """Offset rows (see :data:`lag.sources.checkpoints.OFFSET_ROW_COLUMNS`) for this task.
 
         Parameters
         ----------

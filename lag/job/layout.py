@@ -8,9 +8,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from lag.error_rows import ErrorRow
-from lag.kafka import sorted_task_ids
-from lag.members import Membership
-from lag.topology import Topology
+from lag.kafka_rules import sorted_task_ids
+from lag.sources.members import Membership
+from lag.sources.topology import Topology
 from streams_assign.errors import LagInputError
 from streams_assign.model import AssignmentConfigs
 

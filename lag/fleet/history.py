@@ -1,8 +1,8 @@
 """Offset histories of a generated fleet: the rows ``streams-lag collect`` would gather over time.
 
-Split from :mod:`lag.generate` (which re-exports these names): every process checkpoints its
-tasks' offsets at fixed intervals with a phase of its own, and the changelogs' end offsets are
-sampled on their own interval, both written as Parquet in the row shapes of docs/lag.md.
+Every process checkpoints its tasks' offsets at fixed intervals with a phase of its own, and the
+changelogs' end offsets are sampled on their own interval, both written as Parquet in the row
+shapes of docs/lag.md.
 """
 
 from __future__ import annotations
@@ -10,23 +10,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from lag.generate import Fleet
+from lag.fleet.spec import START_MS, Fleet
 
 __all__ = [
-    "START_MS",
     "end_history",
     "history_batches",
     "snapshots_for_rows",
     "write_history_parquet",
 ]
-
-#: 2026-01-01T00:00:00Z: the first snapshot of every generated history (epoch ms).
-START_MS = 1_767_225_600_000
 
 
 def history_batches(
