@@ -1,11 +1,14 @@
 """The ``streams-assign`` command: a fixed table of subcommands, each imported when it runs.
 
-:data:`COMMANDS` lists every subcommand as a :class:`Command`: its name, the module that
-implements it (``configure(parser)`` adds its arguments, ``run(args) -> int`` does the work) and
-the pip extra it needs. Only the chosen subcommand's module is imported, and it imports its
-heavy dependencies (OR-Tools, matplotlib, PySpark) inside ``run``; so ``--help`` is quick and the
-base install (no extras) runs ``assign`` and ``simulate``. A subcommand whose extra is missing
-says which one to install. Adding a subcommand is one line in :data:`COMMANDS`.
+:data:`COMMANDS` lists every subcommand as a :class:`Command`: its name, the module of this
+package that implements it and the pip extra it needs. Each subcommand module exposes
+``configure(parser)``, which adds its arguments and imports nothing heavy, and
+``run(args) -> int``, which imports what it needs (OR-Tools, matplotlib, PySpark), calls the
+library, shows the result through :mod:`streams_assign.views` and returns the exit status
+(raising a :class:`~streams_assign.errors.StreamsAssignError` for bad input). Only the chosen
+subcommand's module is imported, so ``--help`` is quick and the base install (no extras) runs
+``assign`` and ``simulate``. A subcommand whose extra is missing says which one to install.
+Adding a subcommand is one module here and one line in :data:`COMMANDS`.
 
 Exit status: 0 on success, 2 on bad input or usage (one line on stderr, nothing written).
 """
@@ -22,7 +25,16 @@ from types import ModuleType
 
 from streams_assign.errors import MissingExtraError, StreamsAssignError, UsageError
 
-__all__ = ["COMMANDS", "EXTRA_MODULES", "PROG", "Command", "UsageError", "build_parser", "main"]
+__all__ = [
+    "COMMANDS",
+    "EXTRA_MODULES",
+    "PROG",
+    "Command",
+    "UsageError",
+    "build_parser",
+    "main",
+    "run",
+]
 
 PROG = "streams-assign"
 
@@ -52,68 +64,68 @@ class Command:
 
 #: Every subcommand, in the order ``--help`` lists them.
 COMMANDS: tuple[Command, ...] = (
-    Command("assign", "streams_assign.commands.assign", "compute the next rebalance's assignment"),
+    Command("assign", "streams_assign.cli.assign", "compute the next rebalance's assignment"),
     Command(
         "simulate",
-        "streams_assign.commands.simulate",
+        "streams_assign.cli.simulate",
         "replay probing rebalances until convergence",
     ),
     Command(
         "optimal",
-        "streams_assign.commands.optimal",
+        "streams_assign.cli.optimal",
         "solve the assignment to proven optimality with CP-SAT (OR-Tools)",
         extra="optimal",
     ),
     Command(
         "score",
-        "streams_assign.commands.score",
+        "streams_assign.cli.score",
         "measure an assignment (restore records, moves, balance, ...)",
         extra="optimal",
     ),
     Command(
         "compare",
-        "streams_assign.commands.compare",
+        "streams_assign.cli.compare",
         "compare Kafka's assignors with the optimum of each problem",
         extra="optimal",
     ),
     Command(
         "plan",
-        "streams_assign.commands.plan",
+        "streams_assign.cli.plan",
         "what-if: add, remove, kill or bounce instances and plan the whole convergence",
     ),
     Command(
         "lags",
-        "streams_assign.commands.lags",
+        "streams_assign.cli.lags",
         "the changelog lag of every replica, caught up or not, and when it will be",
     ),
     Command(
         "init",
-        "streams_assign.commands.init",
+        "streams_assign.cli.init",
         "write a commented example cluster state to start from",
     ),
     Command(
         "protocols",
-        "streams_assign.streams_group_compare",
+        "streams_assign.cli.protocols",
         "the classic HA decision beside the KIP-1071 streams-group decision for one cluster",
     ),
     Command(
         "consumer-assign",
-        "streams_assign.consumer.command",
+        "streams_assign.cli.consumer_assign",
         "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)",
     ),
     Command(
         "connect-replay",
-        "streams_assign.connect.command",
+        "streams_assign.cli.connect_replay",
         "replay Kafka Connect's eager or incremental cooperative assignor round by round",
     ),
     Command(
         "group-trace",
-        "streams_assign.protocol.trace_command",
+        "streams_assign.cli.group_trace",
         "replay classic-group request traces on Kafka's coordinator state machine",
     ),
     Command(
         "protocol-simulate",
-        "streams_assign.protocol.simulate_command",
+        "streams_assign.cli.protocol_simulate",
         "simulate a group's rebalances over a timeline, eager vs cooperative",
     ),
 )
@@ -220,7 +232,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """Console-script entry point."""
     sys.exit(main())
-
-
-if __name__ == "__main__":
-    run()

@@ -1,9 +1,10 @@
-"""Helpers shared by the subcommands: reading inputs with the file name in every message."""
+"""Helpers shared by the subcommands: reading inputs with the file name in every message, and
+writing outputs whole after checking their names before any work."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,12 +18,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TABLE_WIDTH",
+    "check_output",
     "console",
     "load_cluster",
     "load_input",
     "load_json",
     "naming",
     "output_dir",
+    "write_rendered",
 ]
 
 #: The widest a printed table gets, in columns (rich wraps cells to fit).
@@ -148,3 +151,43 @@ def console() -> Console:
 
     out = Console()
     return out if out.width <= TABLE_WIDTH else Console(width=TABLE_WIDTH)
+
+
+def check_output(path: str | None, option: str, suffixes: Sequence[str]) -> None:
+    """Refuse an output path before any work: wrong suffix or missing folder.
+
+    Raises
+    ------
+    UsageError
+        Naming the option, the path and what is wrong.
+    """
+    if path is None:
+        return
+    target = Path(path)
+    if target.suffix.lower() not in suffixes:
+        raise UsageError(f"{option} {path}: use a {', '.join(suffixes)} file name")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a directory")
+
+
+def write_rendered(outputs: Sequence[tuple[str, str, str | bytes]]) -> None:
+    """Write ``(option, path, content)`` each whole (see :func:`streams_assign.io.write_atomic`).
+
+    Raises
+    ------
+    UsageError
+        When a file cannot be written, naming the option and the path.
+    """
+    import sys
+
+    from streams_assign.io import write_atomic
+
+    for option, path, content in outputs:
+        try:
+            write_atomic(path, content)
+        except OSError as exc:
+            raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
+        print(f"wrote {path}", file=sys.stderr)

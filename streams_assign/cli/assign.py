@@ -17,7 +17,7 @@ from typing import Any
 
 from streams_assign.errors import StreamsAssignError, UsageError
 
-__all__ = ["configure", "run"]
+__all__ = ["ASSIGNOR_CHOICES", "StreamsGroupUsageError", "configure", "run"]
 
 #: The assignor names of ``api.ASSIGNORS`` (kept here so that ``--help`` imports no assignor;
 #: a test checks both lists agree).
@@ -28,6 +28,10 @@ ASSIGNOR_CHOICES = (
     "sticky",
     "streams_group_sticky",
 )
+
+
+class StreamsGroupUsageError(StreamsAssignError, ValueError):
+    """A classic assignor was asked to decide a streams-group state."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         For an unreadable or invalid input (naming the file, JSON path and value); in batch
         mode after the good inputs are written.
     """
-    from streams_assign.commands._common import load_input
+    from streams_assign.cli._common import load_input
 
     if args.output_dir is not None:
         return _batch(args)
@@ -82,10 +86,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(json.dumps({str(p): a.to_json() for p, _, a in results}, indent=1))
         return 0
-    from streams_assign.commands._common import console
-    from streams_assign.report import print_assignment
+    from streams_assign.cli._common import console
     from streams_assign.streams_group import StreamsGroupState
-    from streams_assign.streams_group_cli import print_streams_group_assignment
+    from streams_assign.views.tables import print_assignment, print_streams_group_assignment
 
     out = console()
     for _, state, assignment in results:
@@ -104,14 +107,33 @@ def _decide(state: Any, args: argparse.Namespace) -> Any:
     from streams_assign.streams_group import StreamsGroupState
 
     if isinstance(state, StreamsGroupState):
-        from streams_assign.streams_group_cli import assign_streams_group_cli
-
-        return assign_streams_group_cli(state, args)
+        return _decide_streams_group(state, args.assignor)
     return assign(state, assignor=args.assignor or "high_availability")
 
 
+def _decide_streams_group(state: Any, chosen: str | None) -> Any:
+    """The group coordinator's decision for a streams-group state.
+
+    Raises
+    ------
+    StreamsGroupUsageError
+        When ``--assignor`` names a classic assignor: only ``streams_group_sticky`` (the
+        group coordinator's ``StickyTaskAssignor``) decides for a streams group.
+    TaskAssignorException
+        When Kafka's assignor throws (a group without members but with tasks).
+    """
+    from streams_assign.assignors.streams_group_sticky import assign_streams_group
+
+    if chosen not in (None, "streams_group_sticky"):
+        raise StreamsGroupUsageError(
+            f"a streams-group state (members + topology) is decided by streams_group_sticky, "
+            f"not --assignor {chosen}"
+        )
+    return assign_streams_group(state)
+
+
 def _batch(args: argparse.Namespace) -> int:
-    from streams_assign.commands._common import load_input, output_dir
+    from streams_assign.cli._common import load_input, output_dir
     from streams_assign.io import dumps_json, write_atomic
 
     names = [Path(p).name for p in args.files]

@@ -8,10 +8,14 @@ beside the target optimum's one-step cost.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
-from streams_assign.commands._solver import add_solver_options
+from streams_assign.cli._solver import add_solver_options
+from streams_assign.errors import UsageError
 
 __all__ = ["configure", "run"]
+
+_PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -43,9 +47,75 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compare and print the table (see ``optimal.commands``)."""
-    from streams_assign.commands._common import naming
-    from streams_assign.optimal.commands import cmd_compare
+    """Compare and print the tables (or the JSON); write the plot and the report if asked.
+
+    Raises
+    ------
+    UsageError
+        For a bad input file (named), a bad output name, a time limit <= 0 seconds, fewer
+        than one worker, a restore rate <= 0 records/s, fewer than one round or an unknown
+        assignor; nothing is written then.
+    """
+    import json
+    from pathlib import Path
+
+    from streams_assign.cli._common import check_output, load_cluster, naming, write_rendered
+    from streams_assign.cli._solver import check_solver_options, spinner
+    from streams_assign.optimal.compare import compare_assignors
+    from streams_assign.simulation.plan import chosen_assignors
+    from streams_assign.simulation.probing import RestoreRates
+    from streams_assign.simulation.scores import convergence_scores, optimum_one_step, scores_json
 
     with naming(args.file):
-        return cmd_compare(args)
+        check_solver_options(args)
+        check_output(args.plot, "--plot", _PLOT_FORMATS)
+        check_output(args.report, "--report", (".html", ".htm"))
+        if not args.restore_rate > 0:
+            raise UsageError(f"--restore-rate must be > 0 records/s, got {args.restore_rate:g}")
+        if args.max_rounds < 1:
+            raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
+        assignors = chosen_assignors(args.assignor)
+        cluster = load_cluster(args.file)
+        with spinner("comparing assignors") as status:
+            comparison = compare_assignors(
+                cluster,
+                time_limit=args.time_limit,
+                num_workers=args.workers,
+                random_seed=args.seed,
+                progress=lambda message: status.update(f"comparing assignors: {message}"),
+            )
+            comparison = replace(
+                comparison,
+                rows=tuple(
+                    row
+                    for row in comparison.rows
+                    if row.name.startswith("optimal_") or row.name in assignors
+                ),
+            )
+            status.update("comparing assignors: whole convergences")
+            scores = convergence_scores(
+                cluster, assignors, RestoreRates(args.restore_rate), max_rounds=args.max_rounds
+            )
+        to_go = {name: c.probing_rebalances for name, c in scores.items() if c.converged}
+        optimum = optimum_one_step(comparison)
+        outputs: list[tuple[str, str, str | bytes]] = []
+        if args.plot is not None:
+            from streams_assign.views.plots import comparison_figure, render
+
+            figure = comparison_figure(comparison)
+            outputs.append(("--plot", args.plot, render(figure, Path(args.plot).suffix)))
+        if args.report is not None:
+            from streams_assign.views.page import compare_page
+
+            page = compare_page(comparison, scores, to_go, args.restore_rate, str(args.file))
+            outputs.append(("--report", args.report, page))
+        write_rendered(outputs)
+        if args.json:
+            document = comparison.to_json()
+            document["convergence"] = scores_json(scores, optimum)
+            print(json.dumps(document, indent=1))
+            return 0
+        from streams_assign.views.optimal_tables import print_comparison
+
+        print_comparison(comparison, to_go, scores, optimum, args.restore_rate)
+        return 0

@@ -45,12 +45,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _items(connectors: tuple[str, ...], tasks: tuple[tuple[str, int], ...], limit: int = 8) -> str:
-    names = [*sorted(connectors), *(f"{c}-{t}" for c, t in sorted(tasks))]
-    more = len(names) - limit
-    return ", ".join(names[:limit]) + (f" (+{more})" if more > 0 else "") if names else "-"
-
-
 def _dumps(document: object) -> str:
     """The expected files' layout: indent 1, keys sorted, a final newline."""
     return json.dumps(document, indent=1, sort_keys=True) + "\n"
@@ -100,29 +94,10 @@ def run(args: argparse.Namespace) -> int:
         print(_dumps(next(iter(docs.values())) if len(docs) == 1 else docs), end="")
         return 0
     from rich.console import Console
-    from rich.table import Table
+
+    from streams_assign.views.tables import print_connect_replay
 
     console = Console()
     for path, sequence, rounds, scores in results:
-        for result, score in zip(rounds, scores.rounds, strict=True):
-            table = Table(
-                title=f"{path.name} ({sequence.assignor}) round {score.round} at "
-                f"{result.time_ms} ms, generation {result.generation}: revoked {score.revoked}, "
-                f"moved {score.moved}, downtime {score.stopped_ms} item-ms"
-                + ("" if score.balanced else ", not balanced")
-            )
-            for column in ("worker", "assigned", "revoked", "delay ms"):
-                table.add_column(column, overflow="fold")
-            for worker, a in result.workers.items():
-                table.add_row(
-                    worker,
-                    _items(a.assigned_connectors, a.assigned_tasks),
-                    _items(a.revoked_connectors, a.revoked_tasks),
-                    str(a.delay_ms),
-                )
-            console.print(table)
-        console.print(
-            f"{path.name}: {scores.revoked} revoked, {scores.moved} moved, "
-            f"{scores.stopped_ms} item-ms stopped, rounds to balance: {scores.rounds_to_balance}"
-        )
+        print_connect_replay(path, sequence, rounds, scores, console)
     return 0

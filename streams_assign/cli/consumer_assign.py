@@ -15,7 +15,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from streams_assign.errors import StreamsAssignError
 
@@ -38,13 +37,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=["range", "roundrobin", "sticky", "cooperative-sticky"],
         help="override the file's assignor",
     )
-
-
-def _partitions_text(partitions: list[list[Any]]) -> str:
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in partitions:
-        by_topic.setdefault(topic, []).append(partition)
-    return "; ".join(f"{t}: {','.join(map(str, ps))}" for t, ps in by_topic.items()) or "-"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,29 +83,13 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({str(p): d for p, _, d in results}, indent=1))
         return 0
     from rich.console import Console
-    from rich.table import Table
 
     from streams_assign.consumer.scores import score_consumer_assignment
+    from streams_assign.views.tables import print_consumer_assignment
 
     console = Console()
     for path, state, document in results:
         name = args.assignor or state.assignor
         score = score_consumer_assignment(state, assign_consumer_group(state, name), name)
-        table = Table(
-            title=f"{path.name}: {name}: {score.revoked} revoked, {score.moved} moved, "
-            f"{score.kept} kept, {score.rounds} round(s)"
-        )
-        for column in ("member", "static", "topics", "owned", "assigned", "partitions"):
-            table.add_column(column, overflow="fold")
-        for member in state.members:
-            assigned = document["assignment"][member.member_id]
-            table.add_row(
-                member.member_id,
-                member.group_instance_id or "-",
-                ",".join(member.topics),
-                str(len(member.owned_partitions)),
-                str(len(assigned)),
-                _partitions_text(assigned),
-            )
-        console.print(table)
+        print_consumer_assignment(path, state, document, name, score, console)
     return 0

@@ -76,15 +76,20 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({str(p): out for p, _, out in results}, indent=1))
     else:
         for path, _, out in results:
-            print(f"{path}: group {out['group_id']}, {out['summary']['events']} events, "
-                  f"{out['summary']['responses']} responses")
+            print(
+                f"{path}: group {out['group_id']}, {out['summary']['events']} events, "
+                f"{out['summary']['responses']} responses"
+            )
             for event in out["events"]:
                 group = event["group"]
-                answers = ", ".join(f"{r['member']}:{r['api']}={r['error']}"
-                                    for r in event["responses"])
-                print(f"  {event['i']:>3} t={event['t']:>7} {event['type']:<12} "
-                      f"{event.get('member', ''):<6} -> {group['state']} "
-                      f"gen={group.get('generation', '-')} [{answers}]")
+                answers = ", ".join(
+                    f"{r['member']}:{r['api']}={r['error']}" for r in event["responses"]
+                )
+                print(
+                    f"  {event['i']:>3} t={event['t']:>7} {event['type']:<12} "
+                    f"{event.get('member', ''):<6} -> {group['state']} "
+                    f"gen={group.get('generation', '-')} [{answers}]"
+                )
     if args.check:
         import sys
 

@@ -108,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
         For another suffix than .yaml, .yml or .json, an existing OUT without ``--force``, or a
         folder that does not exist or cannot be written; nothing is written then.
     """
+    from streams_assign.cli._common import check_output, write_rendered
     from streams_assign.io import dumps_json
-    from streams_assign.planning.output import check_output, write_rendered
 
     target = Path(args.output)
     check_output(args.output, "init", (".yaml", ".yml", ".json"))

@@ -43,18 +43,18 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.restore_rate is not None and not args.restore_rate > 0:
         raise UsageError(f"--restore-rate must be > 0 records/s, got {args.restore_rate:g}")
-    from streams_assign.commands._common import load_cluster, naming
+    from streams_assign.cli._common import load_cluster, naming
     from streams_assign.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
 
     cluster = load_cluster(args.file)
     rates = None
     with naming(args.file):
         if args.rates is not None:
-            from streams_assign.planning.rates import read_restore_rates
+            from streams_assign.simulation.rates import read_restore_rates
 
             rates = read_restore_rates(args.rates, args.restore_rate)
         elif args.restore_rate is not None:
-            from streams_assign.planning.convergence import RestoreRates
+            from streams_assign.simulation.probing import RestoreRates
 
             rates = RestoreRates(args.restore_rate)
     acceptable = cluster.configs.acceptable_recovery_lag
@@ -95,47 +95,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    _print(cluster, rows, uncovered, args.file)
+    from streams_assign.views.tables import print_lags
+
+    print_lags(cluster, rows, uncovered, args.file)
     return 0
-
-
-def _print(cluster, rows, uncovered, source) -> None:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-    from rich.table import Table
-
-    from streams_assign.report import short_client_ids
-
-    labels = short_client_ids([c.id for c in cluster.clients])
-    acceptable = cluster.configs.acceptable_recovery_lag
-    table = Table(
-        title=f"{cluster.name or source}: lag per replica, caught up within {acceptable:,}"
-    )
-    for heading, justify in (
-        ("client", "left"),
-        ("task", "left"),
-        ("lag (records)", "right"),
-        ("state", "left"),
-        ("caught up in", "right"),
-    ):
-        table.add_column(heading, justify=justify)  # type: ignore[arg-type]
-    for client, task, lag, state, eta in rows:
-        table.add_row(
-            labels[client],
-            task,
-            f"{lag:,}",
-            state,
-            "-" if eta is None else f"{eta:,} s",
-        )
-    console = Console(width=100) if not Console().is_terminal else Console()
-    console.print(table)
-    no_state = {
-        c.id: [str(t) for t in cluster.stateful_tasks if t not in c.task_lags]
-        for c in cluster.clients
-    }
-    for client, tasks in no_state.items():
-        if len(tasks) == len(cluster.stateful_tasks):
-            console.print(f"{labels[client]}: no local state (a new instance)")
-    if uncovered:
-        console.print(f"No caught-up client for: {', '.join(uncovered)}")
-    else:
-        console.print("Every stateful task has a caught-up client.")

@@ -1,8 +1,8 @@
 """``streams-assign plan STATE [--add N] [--remove ID...] [--kill ID...] [--bounce ID...] ...``.
 
 What-if planning from the current cluster state: builds the next rebalance's input as Kafka's
-group leader would see it after the changes (:mod:`streams_assign.planning.whatif`), then runs
-the whole convergence of each assignor (:mod:`streams_assign.planning.convergence`): every
+group leader would see it after the changes (:mod:`streams_assign.simulation.whatif`), then runs
+the whole convergence of each assignor (:mod:`streams_assign.simulation.probing`): every
 rebalance's moves, warmup replicas and probing flag, the records restored, the task-minutes
 unavailable, the rebalances and the time until stable. Base install, except ``--rates`` (the
 ``lag`` extra: pyarrow) and ``--plot`` / ``--report`` (the ``report`` extra: matplotlib, Jinja2).
@@ -104,7 +104,7 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
     if args.session_timeout_ms < 0:
         raise UsageError(f"--session-timeout-ms must be >= 0, got {args.session_timeout_ms}")
-    from streams_assign.planning.output import check_output
+    from streams_assign.cli._common import check_output
 
     check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
     check_output(args.report, "--report", (".html", ".htm"))
@@ -127,9 +127,9 @@ def run(args: argparse.Namespace) -> int:
         written then.
     """
     _check(args)
-    from streams_assign.commands._common import load_cluster, naming
-    from streams_assign.planning.plan import Plan, build_plan, chosen_assignors
-    from streams_assign.planning.whatif import Changes
+    from streams_assign.cli._common import load_cluster, naming
+    from streams_assign.simulation.plan import Plan, build_plan, chosen_assignors
+    from streams_assign.simulation.whatif import Changes
 
     cluster = load_cluster(args.file)
     with naming(args.file):
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
 
         print(json.dumps(plan.to_json(), indent=1))
     else:
-        from streams_assign.planning.text import print_plan
+        from streams_assign.views.convergence_tables import print_plan
 
         print_plan(plan)
     return 0
@@ -185,19 +185,35 @@ def _with_optimum(plan: Any, time_limit: float) -> Any:
 
 
 def _rates(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from streams_assign.planning.convergence import RestoreRates
+    from streams_assign.simulation.probing import RestoreRates
 
     if args.rates is None:
         return RestoreRates(default=args.restore_rate or DEFAULT_RESTORE_RATE)
-    from streams_assign.planning.rates import read_restore_rates
+    from streams_assign.simulation.rates import read_restore_rates
 
     if not Path(args.rates).exists():
         raise UsageError(f"--rates {args.rates}: no such file or folder")
     return read_restore_rates(args.rates, args.restore_rate)
 
 
-def _write_outputs(args: argparse.Namespace, plan: object) -> None:
-    """Render every requested output first, then write each whole (nothing on a bad input)."""
-    from streams_assign.planning.output import write_outputs
+def _write_outputs(args: argparse.Namespace, plan: Any) -> None:
+    """Render every requested output first (the next state, the plot, the report), then write
+    each whole (nothing on a bad input)."""
+    from streams_assign.cli._common import write_rendered
 
-    write_outputs(plan, state=args.write_state, plot=args.plot, report=args.report)
+    outputs: list[tuple[str, str, str | bytes]] = []
+    if args.write_state is not None:
+        from streams_assign.io import dumps_json
+        from streams_assign.scenario import cluster_state_to_json
+
+        state = dumps_json(cluster_state_to_json(plan.after))
+        outputs.append(("--write-state", args.write_state, state))
+    if args.plot is not None:
+        from streams_assign.views.plots import plan_figure, render
+
+        outputs.append(("--plot", args.plot, render(plan_figure(plan), Path(args.plot).suffix)))
+    if args.report is not None:
+        from streams_assign.views.page import plan_page
+
+        outputs.append(("--report", args.report, plan_page(plan)))
+    write_rendered(outputs)

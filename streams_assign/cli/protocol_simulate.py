@@ -57,39 +57,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InvalidTimelineError(f"{args.timeline}: {exc}") from None
     if args.plot is not None:
-        from streams_assign.protocol.plot import plot_timelines
+        from streams_assign.io import write_atomic
+        from streams_assign.views.plots import render, timelines_figure
 
-        plot_timelines(results, args.plot, title=Path(args.timeline).name)
+        figure = timelines_figure(results, title=Path(args.timeline).name)
+        write_atomic(args.plot, render(figure, Path(args.plot).suffix))
     if args.json:
         print(json.dumps({r.protocol: r.to_json() for r in results}, indent=1))
         return 0
-    from rich.console import Console
-    from rich.table import Table
+    from streams_assign.views.tables import print_simulations
 
-    console = Console()
-    for result in results:
-        table = Table(title=f"{result.protocol}: {Path(args.timeline).name}")
-        for column in ("event", "t (s)", "type", "rebalances", "generation",
-                       "task-s unavailable", "records restored", "time to stable (s)"):
-            table.add_column(column, justify="right")
-        for e in result.events:
-            table.add_row(
-                str(e.index), f"{e.t_ms / 1000:.1f}", e.kind, str(e.rebalances),
-                str(e.generation), f"{sum(e.task_seconds_unavailable.values()):.1f}",
-                f"{e.records_restored:,}",
-                "-" if e.time_to_stable_ms is None else f"{e.time_to_stable_ms / 1000:.2f}",
-            )
-        console.print(table)
-        reasons = ", ".join(f"{k} {v:.1f}" for k, v in result.task_seconds_unavailable.items())
-        console.print(
-            f"total: {result.rebalances} rebalances, generation {result.generation}, "
-            f"{result.total_task_seconds_unavailable:.1f} task-s unavailable ({reasons}), "
-            f"stop-the-world {result.stop_the_world_ms / 1000:.2f} s, "
-            f"{result.records_restored:,} records restored"
-        )
-        stopped = {t: s for t, s in result.final_status.items() if s != "running"}
-        if stopped:
-            console.print(f"[yellow]not running at the end:[/] {stopped}")
-        for violation in result.violations:
-            console.print(f"[red]violation:[/] {violation}")
+    print_simulations(results, Path(args.timeline).name)
     return 0

@@ -19,7 +19,7 @@ from typing import Any
 
 from streams_assign.model import Assignment, ClusterState, TaskId
 
-__all__ = ["ProtocolComparison", "compare_protocols", "configure", "register", "run"]
+__all__ = ["ProtocolComparison", "compare_protocols", "configure", "run"]
 
 CLASSIC = "high_availability"
 STREAMS_GROUP = "streams_group_sticky"
@@ -114,72 +114,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the comparison; returns 0 (bad input raises a ``StreamsAssignError``)."""
-    from rich.console import Console
-    from rich.table import Table
-
     from streams_assign.scenario import load_cluster_state
+    from streams_assign.views.tables import print_protocols
 
     try:
         cluster = load_cluster_state(args.file)
     except OSError as exc:
-        from streams_assign.streams_group_cli import StreamsGroupUsageError
+        from streams_assign.cli.assign import StreamsGroupUsageError
 
         raise StreamsGroupUsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
     comparison = compare_protocols(cluster)
     if args.json:
         print(json.dumps(comparison.to_json(), indent=1))
         return 0
-    differing = set(comparison.differing_actives())
-    table = Table(
-        title=f"{cluster.name or args.file}: classic protocol ({CLASSIC}) vs "
-        f"streams group ({STREAMS_GROUP})"
+    print_protocols(
+        cluster,
+        [
+            (name, assignment, comparison.summary(assignment))
+            for name, assignment in (
+                (CLASSIC, comparison.classic),
+                (STREAMS_GROUP, comparison.streams_group),
+            )
+        ],
+        set(comparison.differing_actives()),
+        args.file,
     )
-    for column in (
-        "client",
-        "threads",
-        "HA act",
-        "HA stby",
-        "HA warm",
-        "SG act",
-        "SG stby",
-        "moved",
-    ):
-        table.add_column(column, justify="left" if column == "client" else "right")
-    for client in cluster.clients:
-        ha = comparison.classic.clients.get(client.id)
-        sg = comparison.streams_group.clients.get(client.id)
-        table.add_row(
-            client.id[:8],
-            str(client.capacity),
-            str(len(ha.active) if ha else 0),
-            str(len(ha.standby) - len(ha.warmup) if ha else 0),
-            str(len(ha.warmup) if ha else 0),
-            str(len(sg.active) if sg else 0),
-            str(len(sg.standby) if sg else 0),
-            str(sum(1 for t in (sg.active if sg else ()) if t in differing)),
-        )
-    console = Console()
-    console.print(table)
-    for name, assignment in (
-        (CLASSIC, comparison.classic),
-        (STREAMS_GROUP, comparison.streams_group),
-    ):
-        s = comparison.summary(assignment)
-        console.print(
-            f"{name}: {s['stateful_actives_moved']} stateful actives moved off their previous "
-            f"owner; actives per thread {s['actives_per_thread_min']}-"
-            f"{s['actives_per_thread_max']}; {s['standbys']} standbys, {s['warmups']} warm-ups; "
-            f"probing rebalance: {'yes' if s['probing_rebalance_needed'] else 'no'}"
-        )
-    console.print(f"{len(differing)} active tasks placed differently by the two protocols")
     return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Hook for the current ``cli.py`` (``_extra_commands``): adds ``protocols``."""
-    parser = subparsers.add_parser(
-        "protocols",
-        help="the classic HA decision and the streams-group (KIP-1071) decision side by side",
-    )
-    configure(parser)
-    parser.set_defaults(handler=run)

@@ -7,11 +7,18 @@ Replays probing rebalances from a cluster state until no probing rebalance is ne
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-from streams_assign.commands.assign import ASSIGNOR_CHOICES
+from streams_assign.cli.assign import ASSIGNOR_CHOICES
 from streams_assign.errors import UsageError
 
-__all__ = ["configure", "run"]
+if TYPE_CHECKING:
+    from streams_assign.simulation.replay import RoundReport
+
+__all__ = ["configure", "replay_json", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -48,13 +55,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--restore-rate must be > 0 records/s, got {args.restore_rate}")
     if args.max_rounds < 1:
         raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
-    from streams_assign.commands._common import console, load_cluster, naming
-    from streams_assign.simulation.commands import print_replay, replay_json
+    from streams_assign.cli._common import console, load_cluster, naming
     from streams_assign.simulation.replay import replay
+    from streams_assign.views.tables import print_replay
 
     plot, report = getattr(args, "plot", None), getattr(args, "report", None)
     if plot is not None or report is not None:
-        from streams_assign.planning.output import check_output
+        from streams_assign.cli._common import check_output
 
         check_output(plot, "--plot", (".png", ".svg", ".pdf"))
         check_output(report, "--report", (".html", ".htm"))
@@ -72,14 +79,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def replay_json(reports: Sequence[RoundReport]) -> str:
+    """The rounds of a replay as the JSON text ``simulate --json`` prints."""
+    converged = not reports[-1].probing_rebalance_needed
+    return json.dumps({"converged": converged, "rounds": [asdict(r) for r in reports]}, indent=1)
+
+
 def _write_views(args: argparse.Namespace, cluster: object) -> None:
     """Render the convergence's plot and report, then write each whole."""
     from pathlib import Path
 
-    from streams_assign.planning.convergence import RestoreRates, plan_convergence
-    from streams_assign.planning.output import write_rendered
-    from streams_assign.planning.page import convergence_tables, render_page
-    from streams_assign.planning.plots import convergence_figure, render
+    from streams_assign.cli._common import write_rendered
+    from streams_assign.simulation.probing import RestoreRates, plan_convergence
+    from streams_assign.views.page import convergence_tables, render_page
+    from streams_assign.views.plots import convergence_figure, render
 
     convergence = plan_convergence(
         cluster,  # type: ignore[arg-type]

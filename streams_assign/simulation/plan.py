@@ -9,8 +9,13 @@ from typing import Any
 
 from streams_assign.errors import StreamsAssignError, UsageError
 from streams_assign.model import ClusterState
-from streams_assign.planning.convergence import Convergence, RestoreRates, plan_convergence
-from streams_assign.planning.whatif import Changes, apply_changes, describe_changes, resolve_client
+from streams_assign.simulation.probing import Convergence, RestoreRates, plan_convergence
+from streams_assign.simulation.whatif import (
+    Changes,
+    apply_changes,
+    describe_changes,
+    resolve_client,
+)
 
 __all__ = ["Plan", "build_plan", "chosen_assignors"]
 

@@ -316,7 +316,7 @@ def plan_convergence(
     ----------
     cluster:
         The first rebalance's input (for a what-if, the output of
-        :func:`~streams_assign.planning.whatif.apply_changes`).
+        :func:`~streams_assign.simulation.whatif.apply_changes`).
     assignor:
         A name of :data:`streams_assign.api.ASSIGNORS`.
     rates:

@@ -13,8 +13,8 @@ import statistics
 from pathlib import Path
 
 from streams_assign.model import TaskId
-from streams_assign.planning.convergence import RestoreRates
-from streams_assign.planning.whatif import PlanInputError
+from streams_assign.simulation.probing import RestoreRates
+from streams_assign.simulation.whatif import PlanInputError
 
 __all__ = ["RATE_COLUMNS", "read_restore_rates"]
 

@@ -12,18 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.table import Table
-
 from streams_assign.errors import StreamsAssignError
 from streams_assign.model import ClusterState
-from streams_assign.planning.convergence import Convergence, RestoreRates, plan_convergence
+from streams_assign.simulation.probing import Convergence, RestoreRates, plan_convergence
 
 if TYPE_CHECKING:
     from streams_assign.optimal.compare import Comparison
 
 __all__ = [
     "convergence_scores",
-    "convergence_vs_optimum_table",
     "optimum_one_step",
     "scores_json",
 ]
@@ -79,47 +76,6 @@ def optimum_one_step(comparison: Comparison, problem: str = "target") -> dict[st
     if row.metrics is None:
         return None
     return {"restore_records": int(row.metrics.restore_records), "moves": int(row.metrics.moves)}
-
-
-def convergence_vs_optimum_table(
-    scores: dict[str, Convergence], optimum: dict[str, int] | None, title: str
-) -> Table:
-    """Totals to stable per assignor, with the target optimum's one-step cost as the last row."""
-    table = Table(title=title)
-    table.add_column("assignor", no_wrap=True)
-    for heading in (
-        "rebalances",
-        "stable after\n(min)",
-        "records\nrestored",
-        "unavailable\n(task-min)",
-        "active\nmoves",
-        "restored vs\noptimum",
-    ):
-        table.add_column(heading, justify="right")
-    for name, c in scores.items():
-        ratio = "-"
-        if optimum and optimum["restore_records"]:
-            ratio = f"x{c.records_restored / optimum['restore_records']:.2f}"
-        table.add_row(
-            name,
-            f"{c.rebalances}" + ("" if c.converged else " (probing)"),
-            f"{c.stable_ms / 60000:.1f}",
-            f"{c.records_restored:,}",
-            f"{c.unavailable_task_ms / 60000:.1f}",
-            str(c.moves),
-            ratio,
-        )
-    if optimum is not None:
-        table.add_row(
-            "optimal_target\n(one step)",
-            "1",
-            "-",
-            f"{optimum['restore_records']:,}",
-            "-",
-            str(optimum["moves"]),
-            "x1.00",
-        )
-    return table
 
 
 def scores_json(scores: dict[str, Convergence], optimum: dict[str, int] | None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ previous active, any other a previous standby):
   next rebalance's input is the same for both: no surviving client runs the gone client's actives,
   the survivors keep their own states and lags. They differ in time, not in the decision: a crashed
   member is only dropped when ``session.timeout.ms`` expires, and its actives serve nobody until
-  then (see :mod:`streams_assign.planning.convergence`).
+  then (see :mod:`streams_assign.simulation.probing`).
 - ``bounce`` (restart): the process comes back with its state directories. Its running actives
   were checkpointed on close, so they come back at lag 0, not running: no task is a previous
   active any more, every task it has state for is a previous standby.
@@ -22,7 +22,6 @@ previous active, any other a previous standby):
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -259,8 +258,3 @@ def describe_changes(cluster: ClusterState, changes: Changes) -> list[str]:
             f"num.standby.replicas {cluster.configs.num_standby_replicas} -> {changes.standbys}"
         )
     return lines
-
-
-def names_of(values: Sequence[str] | None) -> tuple[str, ...]:
-    """The ids an ``action='extend'`` option collected (``None`` -> empty)."""
-    return tuple(values or ())

@@ -1,4 +1,5 @@
-"""The printed view of a plan: a totals table, then one table of rebalances per assignor."""
+"""The printed views of whole convergences: a plan's totals and rebalances (``plan``), and the
+totals to stable beside the target optimum's one-step cost (``plan --optimal``, ``compare``)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from streams_assign.planning.convergence import Convergence, Move
-from streams_assign.planning.plan import Plan
-from streams_assign.report import short_client_ids
+from streams_assign.simulation.plan import Plan
+from streams_assign.simulation.probing import Convergence, Move
+from streams_assign.views.tables import short_client_ids
 
-__all__ = ["print_plan", "rounds_table", "totals_table"]
+__all__ = ["convergence_vs_optimum_table", "print_plan", "rounds_table", "totals_table"]
 
 _WIDE = 100
 _MOVES_SHOWN = 6
@@ -99,8 +100,6 @@ def print_plan(plan: Plan, console: Console | None = None) -> None:
         + (f" ({measured} measured (client, task) rates)" if measured else "")
     )
     if plan.optimum is not None:
-        from streams_assign.planning.scores import convergence_vs_optimum_table
-
         scores = {c.assignor: c for c in plan.convergences}
         console.print(
             convergence_vs_optimum_table(scores, plan.optimum, "until stable, per assignor")
@@ -129,3 +128,44 @@ def print_plan(plan: Plan, console: Console | None = None) -> None:
             )
     for assignor, message in plan.errors:
         console.print(f"[red]{assignor}:[/] {message}")
+
+
+def convergence_vs_optimum_table(
+    scores: dict[str, Convergence], optimum: dict[str, int] | None, title: str
+) -> Table:
+    """Totals to stable per assignor, with the target optimum's one-step cost as the last row."""
+    table = Table(title=title)
+    table.add_column("assignor", no_wrap=True)
+    for heading in (
+        "rebalances",
+        "stable after\n(min)",
+        "records\nrestored",
+        "unavailable\n(task-min)",
+        "active\nmoves",
+        "restored vs\noptimum",
+    ):
+        table.add_column(heading, justify="right")
+    for name, c in scores.items():
+        ratio = "-"
+        if optimum and optimum["restore_records"]:
+            ratio = f"x{c.records_restored / optimum['restore_records']:.2f}"
+        table.add_row(
+            name,
+            f"{c.rebalances}" + ("" if c.converged else " (probing)"),
+            f"{c.stable_ms / 60000:.1f}",
+            f"{c.records_restored:,}",
+            f"{c.unavailable_task_ms / 60000:.1f}",
+            str(c.moves),
+            ratio,
+        )
+    if optimum is not None:
+        table.add_row(
+            "optimal_target\n(one step)",
+            "1",
+            "-",
+            f"{optimum['restore_records']:,}",
+            "-",
+            str(optimum["moves"]),
+            "x1.00",
+        )
+    return table

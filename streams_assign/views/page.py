@@ -1,4 +1,6 @@
-"""One self-contained HTML page per question: tables and plots (PNG embedded as base64).
+"""One self-contained HTML page per question: tables and plots (PNG embedded as base64): the
+report of ``plan`` (:func:`plan_page`), of ``compare`` (:func:`compare_page`) and of ``simulate``
+(:func:`render_page` of :func:`convergence_tables`).
 
 Rendered with Jinja2 (the ``report`` extra) from ``streams_assign/data/templates/report.html.j2``;
 the page loads nothing from elsewhere, so it can be mailed or attached to a ticket as is.
@@ -11,14 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from streams_assign.planning.convergence import Convergence
+from streams_assign.simulation.probing import Convergence
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from streams_assign.planning.plan import Plan
+    from streams_assign.optimal.compare import Comparison
+    from streams_assign.simulation.plan import Plan
 
-__all__ = ["PageTable", "convergence_tables", "plan_page", "render_page"]
+__all__ = ["PageTable", "compare_page", "convergence_tables", "plan_page", "render_page"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ def render_page(
     """
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    from streams_assign.planning.plots import render
+    from streams_assign.views.plots import render
 
     environment = Environment(
         loader=PackageLoader("streams_assign", "data/templates"),
@@ -76,7 +79,7 @@ def render_page(
 
 def convergence_tables(convergences: Sequence[Convergence]) -> list[PageTable]:
     """The totals table and one table of rebalances per assignor (process ids shortened)."""
-    from streams_assign.report import short_client_ids
+    from streams_assign.views.tables import short_client_ids
 
     totals = PageTable(
         "Until stable, per assignor",
@@ -152,7 +155,7 @@ def convergence_tables(convergences: Sequence[Convergence]) -> list[PageTable]:
 
 def plan_page(plan: Plan) -> str:
     """The report of ``plan --report``: the changes, the totals, every rebalance, the plots."""
-    from streams_assign.planning.plots import plan_figure
+    from streams_assign.views.plots import plan_figure
 
     name = plan.before.name or plan.source
     summary = [
@@ -169,3 +172,70 @@ def plan_page(plan: Plan) -> str:
     return render_page(
         f"What will {name} do?", summary, convergence_tables(plan.convergences), figures
     )
+
+
+def compare_page(
+    comparison: Comparison,
+    scores: dict[str, Convergence],
+    to_go: dict[str, int],
+    restore_rate: float,
+    source: str,
+) -> str:
+    """The report of ``compare --report``: both tables, the bar charts, the convergence.
+
+    Parameters
+    ----------
+    comparison:
+        The rows, from :func:`~streams_assign.optimal.compare.compare_assignors`.
+    scores:
+        Per assignor, its whole convergence.
+    to_go:
+        Per assignor, the probing rebalances it still needs until stable.
+    restore_rate:
+        Records/s one client restores for one task.
+    source:
+        The input file name, shown when the state has no name.
+    """
+    from streams_assign.optimal.model import Problem
+    from streams_assign.views.optimal_tables import (
+        COLUMNS,
+        gap_cell,
+        short_number,
+        target_gap_cell,
+    )
+    from streams_assign.views.plots import comparison_figure, convergence_figure
+
+    rows = []
+    for row in comparison.rows:
+        cells = (
+            [short_number(getattr(row.metrics, name)) for name, _ in COLUMNS]
+            if row.metrics is not None
+            else ["-"] * len(COLUMNS)
+        )
+        rows.append(
+            (
+                row.name,
+                row.status,
+                *cells,
+                gap_cell(comparison.gap(row, Problem.IMMEDIATE)).replace("\n", ", "),
+                target_gap_cell(comparison.gap(row, Problem.TARGET), to_go.get(row.name)).replace(
+                    "\n", " "
+                ),
+            )
+        )
+    first = PageTable(
+        "Next rebalance: assignors vs the optimum",
+        ("assignor", "status", *(h for _, h in COLUMNS), "gap to immediate", "gap to target"),
+        rows,
+    )
+    tables = [first, *convergence_tables(list(scores.values()))]
+    figures = [("Assignors vs the optimum (next rebalance)", comparison_figure(comparison))]
+    if scores:
+        figures.append(("Whole convergence", convergence_figure(list(scores.values()))))
+    name = comparison.cluster.name or source
+    summary = [
+        f"{len(comparison.cluster.clients)} clients; restore rate {restore_rate:g} "
+        "records/s per task; probing rebalances every "
+        f"{comparison.cluster.configs.probing_rebalance_interval_ms} ms."
+    ]
+    return render_page(f"How far from optimal is {name}?", summary, tables, figures)

@@ -1,6 +1,14 @@
-"""Convergence plots (matplotlib): tasks per client per rebalance, records left to restore over
-time, and each assignor's totals. Needs the ``report`` extra; draws with the Agg backend (no
-display)."""
+"""Every figure (matplotlib, drawn on a bare ``Figure``, no display needed).
+
+- :func:`convergence_figure`, :func:`plan_figure`: tasks per client per rebalance, records left
+  to restore over time, and each assignor's totals (``simulate``, ``plan``, ``compare``; the
+  ``report`` extra);
+- :func:`comparison_figure`: Kafka's assignors beside the optima, one bar chart per metric
+  (``compare``; the ``optimal`` extra);
+- :func:`timelines_figure`: a simulated group's running tasks over time and its rebalance
+  phases (``protocol-simulate``; the ``protocol`` extra);
+- :func:`render`: a figure as the content of a ``.png``, ``.svg`` or ``.pdf`` file.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +16,25 @@ import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from streams_assign.planning.convergence import Convergence
-from streams_assign.report import short_client_ids
+from streams_assign.simulation.probing import Convergence
+from streams_assign.views.tables import short_client_ids
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from streams_assign.planning.plan import Plan
+    from streams_assign.optimal.compare import Comparison
+    from streams_assign.protocol.simulator import SimulationResult
+    from streams_assign.simulation.plan import Plan
 
-__all__ = ["convergence_figure", "plan_figure", "render"]
+__all__ = [
+    "comparison_figure",
+    "convergence_figure",
+    "plan_figure",
+    "render",
+    "timelines_figure",
+]
+
+_STATE_COLOURS = {"PreparingRebalance": "tab:red", "CompletingRebalance": "tab:orange"}
 
 
 def _tasks_per_client(ax, convergence: Convergence) -> None:  # type: ignore[no-untyped-def]
@@ -104,3 +122,83 @@ def render(figure: Figure, suffix: str = ".png") -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format=suffix.lower().lstrip(".") or "png", dpi=100)
     return buffer.getvalue()
+
+
+def comparison_figure(comparison: Comparison, metrics: Sequence[str] | None = None) -> Figure:
+    """The comparison as bar charts, one panel per metric (rows without metrics drawn empty).
+
+    Parameters
+    ----------
+    comparison:
+        The rows, from :func:`~streams_assign.optimal.compare.compare_assignors`.
+    metrics:
+        Which metrics to draw; default every column of
+        :data:`~streams_assign.views.optimal_tables.COLUMNS`.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from streams_assign.views.optimal_tables import COLUMNS
+
+    chosen = [(name, heading) for name, heading in COLUMNS if metrics is None or name in metrics]
+    names = [row.name for row in comparison.rows]
+    columns = 4
+    rows = -(-len(chosen) // columns)
+    figure = Figure(figsize=(4.2 * columns, 3.4 * rows), layout="constrained")
+    colors = ["#4c72b0", "#55a868", "#c44e52", "#8172b2", "#ccb974", "#64b5cd"]
+    for i, (name, heading) in enumerate(chosen):
+        axes = figure.add_subplot(rows, columns, i + 1)
+        values = [
+            float(getattr(row.metrics, name)) if row.metrics is not None else 0.0
+            for row in comparison.rows
+        ]
+        axes.bar(
+            range(len(names)), values, color=[colors[j % len(colors)] for j in range(len(names))]
+        )
+        axes.set_title(heading, fontsize=10)
+        axes.set_ylim(bottom=0, top=None if any(values) else 1)
+        axes.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+        axes.ticklabel_format(axis="y", style="sci", scilimits=(-3, 6))
+    figure.suptitle(f"{comparison.cluster.name or 'cluster'}: assignors vs the optimum")
+    return figure
+
+
+def timelines_figure(results: Sequence[SimulationResult], title: str = "") -> Figure:
+    """Two panels: running tasks per protocol over time, and each protocol's rebalance phases.
+
+    Parameters
+    ----------
+    results:
+        One result per protocol of the same timeline.
+    title:
+        Title of the upper panel.
+    """
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(10, 6))
+    top, bottom = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    for result in results:
+        times = [p[0] / 1000.0 for p in result.series]
+        running = [p[1] for p in result.series]
+        top.step(times, running, where="post", label=f"{result.protocol} (running)")
+    top.set_ylabel("tasks running")
+    top.legend(loc="lower right")
+    if title:
+        top.set_title(title)
+    for row, result in enumerate(results):
+        states = result.group_states + [(result.duration_ms, "end", 0)]
+        for (t0, state, _), (t1, _, _) in zip(states, states[1:], strict=False):
+            colour = _STATE_COLOURS.get(state)
+            if colour is not None:
+                bottom.broken_barh(
+                    [(t0 / 1000.0, max((t1 - t0) / 1000.0, 0.05))], (row - 0.4, 0.8), color=colour
+                )
+    bottom.set_yticks(range(len(results)), [r.protocol for r in results])
+    bottom.set_xlabel("time (s)")
+    bottom.set_title(
+        "rebalances (red: PreparingRebalance, orange: CompletingRebalance)", fontsize=9
+    )
+    figure.tight_layout()
+    return figure

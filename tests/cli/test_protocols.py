@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from streams_assign.cli import main
+from streams_assign.cli.protocols import compare_protocols
 from streams_assign.scenario import load_cluster_state
-from streams_assign.streams_group_compare import compare_protocols
 from tests.conftest import SCENARIOS
 
 CLASSIC = SCENARIOS / "kafka-diff" / "input"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from streams_assign.model import LATEST_OFFSET
-from streams_assign.planning.whatif import Changes, PlanInputError, apply_changes
 from streams_assign.scenario import load_cluster_state, parse_cluster_state
+from streams_assign.simulation.whatif import Changes, PlanInputError, apply_changes
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 INPUTS = SHARED / "scenarios" / "kafka-diff" / "input"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from streams_assign.cli import main
-from streams_assign.planning.whatif import Changes, apply_changes
 from streams_assign.scenario import load_cluster_state
+from streams_assign.simulation.whatif import Changes, apply_changes
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 CRASH = SHARED / "scenarios" / "kafka-diff" / "input" / "s0002-crash.json"
@@ -124,7 +124,7 @@ def test_rates_table_gives_per_replica_rates(crash: Path, tmp_path: Path) -> Non
     )
     path = tmp_path / "restore.parquet"
     pq.write_table(table, path)
-    from streams_assign.planning.rates import read_restore_rates
+    from streams_assign.simulation.rates import read_restore_rates
 
     rates = read_restore_rates(path, None)
     assert rates.rate(client.id, task) == 100.0

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from streams_assign.planning.convergence import RestoreRates, plan_convergence
-from streams_assign.planning.plan import build_plan
-from streams_assign.planning.whatif import Changes, apply_changes
 from streams_assign.scenario import load_cluster_state
+from streams_assign.simulation.plan import build_plan
+from streams_assign.simulation.probing import RestoreRates, plan_convergence
 from streams_assign.simulation.replay import replay
+from streams_assign.simulation.whatif import Changes, apply_changes
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 INPUTS = SHARED / "scenarios" / "kafka-diff" / "input"
