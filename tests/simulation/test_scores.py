@@ -11,15 +11,10 @@ from streams_assign.simulation.probing import RestoreRates
 from streams_assign.simulation.replay import replay
 from streams_assign.simulation.scores import convergence_scores
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-SCALE_OUT = SHARED / "scenarios" / "kafka-diff" / "input" / "s0001-scale_out.json"
-
 
 @pytest.fixture(scope="module")
-def scale_out() -> Path:
-    if not SCALE_OUT.exists():
-        pytest.fail(f"shared scenario {SCALE_OUT} is missing")
-    return SCALE_OUT
+def scale_out(shared_scenarios: Path) -> Path:
+    return shared_scenarios / "kafka-diff" / "input" / "s0001-scale_out.json"
 
 
 def test_probing_rebalances_to_go_match_the_replay(scale_out: Path) -> None:

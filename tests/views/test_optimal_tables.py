@@ -13,15 +13,10 @@ from streams_assign.simulation.probing import RestoreRates
 from streams_assign.simulation.scores import convergence_scores
 from streams_assign.views.optimal_tables import target_gap_cell
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-SCALE_OUT = SHARED / "scenarios" / "kafka-diff" / "input" / "s0001-scale_out.json"
-
 
 @pytest.fixture(scope="module")
-def scale_out() -> Path:
-    if not SCALE_OUT.exists():
-        pytest.fail(f"shared scenario {SCALE_OUT} is missing")
-    return SCALE_OUT
+def scale_out(shared_scenarios: Path) -> Path:
+    return shared_scenarios / "kafka-diff" / "input" / "s0001-scale_out.json"
 
 
 def test_a_negative_target_gap_reads_not_balanced_yet() -> None:
