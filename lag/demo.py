@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.rule("3. streams_assign.assign -> the next rebalance")
     try:
         import streams_assign
-        from streams_assign.report import print_assignment
+        from streams_assign.views.tables import print_assignment
     except (
         ImportError
     ) as exc:  # the core is part of this repository; only a broken install lacks it

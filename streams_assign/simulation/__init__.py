@@ -1,8 +1,18 @@
-"""Rebalances over time: cluster generators and a convergence simulator.
+"""Rebalances over time: replay probing rebalances, plan what-if changes, score convergences.
 
-The simulator follows Kafka's ``TaskAssignorConvergenceTest`` harness: after each
-rebalance every client reports the tasks it held as caught up, clients join, leave and come back,
-and the assignor runs until no probing rebalance is needed.
+- :mod:`~streams_assign.simulation.replay`: probing rebalances from a cluster state with state
+  restoring between them (``streams-assign simulate``).
+- :mod:`~streams_assign.simulation.probing`: the whole convergence of one assignor, every
+  rebalance's decision and what it costs (restore rates in
+  :class:`~streams_assign.simulation.probing.RestoreRates`).
+- :mod:`~streams_assign.simulation.whatif`: the next cluster state after adding, removing,
+  killing or bouncing instances, or changing ``num.standby.replicas``.
+- :mod:`~streams_assign.simulation.plan`: both together for ``streams-assign plan``.
+- :mod:`~streams_assign.simulation.rates`: restore rates from a ``streams-lag`` restore table.
+- :mod:`~streams_assign.simulation.scores`: convergences beside the optimum's one-step cost
+  (``streams-assign compare``).
+
+Their tables, plots and HTML pages are in :mod:`streams_assign.views`.
 """
 
 __all__: list[str] = []

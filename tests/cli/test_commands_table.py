@@ -63,7 +63,8 @@ def test_help_lists_every_command_without_importing_any(capsys) -> None:
         "    main(['--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = [m for m in sys.modules if m.startswith('streams_assign.commands.')\n"
+        "heavy = [m for m in sys.modules if m.startswith('streams_assign.cli.')\n"
+        "         or m.startswith(('streams_assign.views', 'streams_assign.simulation'))\n"
         "         or m.split('.')[0] in ('ortools', 'matplotlib', 'pyspark', 'pandas', 'numpy')\n"
         "         or m.startswith('streams_assign.assignors')]\n"
         "print(heavy)\n"
@@ -116,9 +117,9 @@ def test_help_of_a_command_with_a_missing_extra_still_works() -> None:
 
 def test_light_copies_of_choices_agree_with_their_sources() -> None:
     from streams_assign.assignors import ASSIGNOR_ALIASES, ASSIGNORS
-    from streams_assign.commands import _solver
-    from streams_assign.commands.assign import ASSIGNOR_CHOICES
-    from streams_assign.commands.optimal import PROBLEMS
+    from streams_assign.cli import _solver
+    from streams_assign.cli.assign import ASSIGNOR_CHOICES
+    from streams_assign.cli.optimal import PROBLEMS
     from streams_assign.optimal import solve
     from streams_assign.optimal.model import Problem
 

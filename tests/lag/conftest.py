@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLES = REPO.parent / "shared" / "reference" / "samples"
+from devtools.paths import CORPORA
+
+SAMPLES = CORPORA / "tool-samples"
 APP = "app"
 #: Process ids of the hand-made fleets (P4 is never a group member).
 P1 = "11111111-1111-4111-8111-111111111111"
@@ -71,10 +72,10 @@ def members_verbose(threads: list[tuple[str, int, str]], app: str = APP) -> str:
 
 @pytest.fixture(scope="session")
 def samples() -> Path:
-    """``../shared/reference/samples`` beside the repository (a test that needs it fails when
+    """``tests/corpora/tool-samples``: outputs of Kafka's tools (a test that needs it fails when
     absent)."""
     if not SAMPLES.is_dir():
-        pytest.fail(f"{SAMPLES} is missing: the shared samples must sit beside the repository")
+        pytest.fail(f"{SAMPLES} is missing: the tool samples are part of the repository")
     return SAMPLES
 
 

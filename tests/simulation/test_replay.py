@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from devtools.paths import CORPORA
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
-from streams_assign.cli import main
 from streams_assign.formats.cluster_state import load_cluster_state
 from streams_assign.model import LONG_MAX_VALUE
 from streams_assign.simulation.replay import replay, with_changelog_sizes
@@ -47,15 +44,3 @@ def test_faster_restoration_never_needs_more_rounds() -> None:
 def test_replay_rejects_a_non_positive_restore_rate() -> None:
     with pytest.raises(ValueError, match="restore_rate"):
         replay(load_cluster_state(SCALE_OUT), restore_rate=0)
-
-
-def test_simulate_command_prints_rounds_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["simulate", str(SCALE_OUT), "--restore-rate", "1000000", "--json"]) == 0
-    document = json.loads(capsys.readouterr().out)
-    assert document["converged"] is True
-    assert document["rounds"][0]["round"] == 1
-
-
-def test_simulate_command_exits_2_on_bad_rate(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["simulate", str(SCALE_OUT), "--restore-rate", "-1"]) == 2
-    assert "--restore-rate" in capsys.readouterr().err

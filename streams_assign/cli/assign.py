@@ -1,0 +1,164 @@
+"""``streams-assign assign FILE... [--json] [--output-dir DIR] [--assignor NAME]``.
+
+The next rebalance's assignment of each cluster-state file (Kafka's
+``HighAvailabilityTaskAssignor`` by default), or of each streams-group state (KIP-1071, told apart
+by its ``members`` and ``topology``; decided by ``streams_group_sticky``, the group
+coordinator's ``StickyTaskAssignor``). With ``--output-dir`` (batch mode) every good
+input's assignment is written whole to ``DIR/<input file name>``, the bad inputs are listed on
+one line and the exit status is 2 when there is any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from streams_assign.errors import StreamsAssignError, StreamsGroupUsageError, UsageError
+
+__all__ = ["ASSIGNOR_CHOICES", "configure", "run"]
+
+#: The assignor names of ``assignors.ASSIGNORS`` and their aliases (kept here so that
+#: ``--help`` imports no assignor; a test checks both lists agree).
+ASSIGNOR_CHOICES = (
+    "fallback_prior",
+    "high_availability",
+    "lag_aware_sticky",
+    "legacy_sticky",
+    "sticky",
+    "streams_group_sticky",
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``assign`` to its parser."""
+    parser.add_argument("files", nargs="+", metavar="FILE", help="cluster-state JSON file(s)")
+    parser.add_argument("--json", action="store_true", help="print the output JSON")
+    parser.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="write DIR/<input file name> for each input (batch mode; DIR is created)",
+    )
+    parser.add_argument(
+        "--assignor",
+        default=None,
+        choices=ASSIGNOR_CHOICES,
+        help="which assignor decides (default high_availability for a cluster state, "
+        "streams_group_sticky for a streams-group state; fallback_prior runs instead when "
+        "every stateful lag is -3, as Kafka does after a failed lag fetch)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Assign each input; print a table per input, the JSON, or write the batch.
+
+    Returns
+    -------
+    int
+        0 on success.
+
+    Raises
+    ------
+    UsageError
+        For an unreadable or invalid input (naming the file, JSON path and value); in batch
+        mode after the good inputs are written.
+    """
+    from streams_assign.cli._common import load_input
+
+    if args.output_dir is not None:
+        return _batch(args)
+    results = []
+    for path in args.files:
+        state = load_input(path)
+        try:
+            results.append((Path(path), state, _decide(state, args)))
+        except StreamsAssignError as exc:
+            raise UsageError(f"{path}: {exc}") from None
+    if args.json:
+        import json
+
+        if len(results) == 1:
+            print(json.dumps(results[0][2].to_json(), indent=1))
+        else:
+            print(json.dumps({str(p): a.to_json() for p, _, a in results}, indent=1))
+        return 0
+    from streams_assign.cli._common import console
+    from streams_assign.streams_group import StreamsGroupState
+    from streams_assign.views.tables import print_assignment, print_streams_group_assignment
+
+    out = console()
+    for _, state, assignment in results:
+        if isinstance(state, StreamsGroupState):
+            print_streams_group_assignment(state, assignment, console=out)
+            continue
+        print_assignment(state, assignment, console=out)
+        for warning in state.warnings:
+            out.print(f"[yellow]warning:[/] {warning}")
+    return 0
+
+
+def _decide(state: Any, args: argparse.Namespace) -> Any:
+    """The assignment of one input: per member for a streams group, per client otherwise."""
+    from streams_assign.assignors import assign
+    from streams_assign.streams_group import StreamsGroupState
+
+    if isinstance(state, StreamsGroupState):
+        return _decide_streams_group(state, args.assignor)
+    return assign(state, assignor=args.assignor or "high_availability")
+
+
+def _decide_streams_group(state: Any, chosen: str | None) -> Any:
+    """The group coordinator's decision for a streams-group state.
+
+    Raises
+    ------
+    StreamsGroupUsageError
+        When ``--assignor`` names a classic assignor: only ``streams_group_sticky`` (the
+        group coordinator's ``StickyTaskAssignor``) decides for a streams group.
+    TaskAssignorException
+        When Kafka's assignor throws (a group without members but with tasks).
+    """
+    from streams_assign.assignors.streams_group_sticky import assign_streams_group
+
+    if chosen not in (None, "streams_group_sticky"):
+        raise StreamsGroupUsageError(
+            f"a streams-group state (members + topology) is decided by streams_group_sticky, "
+            f"not --assignor {chosen}"
+        )
+    return assign_streams_group(state)
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from streams_assign.cli._common import load_input, output_dir
+    from streams_assign.formats.atomic import dumps_json, write_atomic
+
+    names = [Path(p).name for p in args.files]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise UsageError(f"--output-dir: two inputs share a file name: {', '.join(twice)}")
+    out = output_dir(args.output_dir)
+    failures: list[str] = []
+    written = 0
+    for path in args.files:
+        try:
+            assignment: Any = _decide(load_input(path), args)
+        except UsageError as exc:
+            failures.append(str(exc))
+            continue
+        except StreamsAssignError as exc:
+            failures.append(f"{path}: {exc}")
+            continue
+        try:
+            write_atomic(out / Path(path).name, dumps_json(assignment.to_json()))
+        except OSError as exc:
+            failures.append(f"{out / Path(path).name}: cannot write: {exc.strerror or exc}")
+            continue
+        written += 1
+    if failures:
+        raise UsageError(
+            f"wrote {written} assignment(s) to {out}; {len(failures)} of {len(args.files)} "
+            "input(s) not assigned: " + "; ".join(failures)
+        )
+    print(f"wrote {written} assignment(s) to {out}", file=sys.stderr)
+    return 0

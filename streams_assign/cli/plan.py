@@ -1,0 +1,219 @@
+"""``streams-assign plan STATE [--add N] [--remove ID...] [--kill ID...] [--bounce ID...] ...``.
+
+What-if planning from the current cluster state: builds the next rebalance's input as Kafka's
+group leader would see it after the changes (:mod:`streams_assign.simulation.whatif`), then runs
+the whole convergence of each assignor (:mod:`streams_assign.simulation.probing`): every
+rebalance's moves, warmup replicas and probing flag, the records restored, the task-minutes
+unavailable, the rebalances and the time until stable. Base install, except ``--rates`` (the
+``lag`` extra: pyarrow) and ``--plot`` / ``--report`` (the ``report`` extra: matplotlib, Jinja2).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from streams_assign.errors import UsageError
+
+__all__ = ["configure", "run"]
+
+#: Kafka's default ``session.timeout.ms`` (since 3.0, KIP-735), in milliseconds.
+DEFAULT_SESSION_TIMEOUT_MS = 45_000
+DEFAULT_RESTORE_RATE = 10_000.0
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``plan`` to its parser."""
+    parser.add_argument("file", metavar="STATE", help="current cluster-state file (JSON or YAML)")
+    change = parser.add_argument_group("changes before the next rebalance")
+    change.add_argument("--add", type=int, default=0, metavar="N", help="add N new instances")
+    change.add_argument(
+        "--capacity",
+        type=int,
+        metavar="C",
+        help="stream threads of each added instance (default: the most common capacity)",
+    )
+    change.add_argument("--zone", metavar="Z", help="client tag (zone) of the added instances")
+    for option, what in (
+        ("--remove", "shut down (graceful, leaves the group)"),
+        ("--kill", "crash (dropped after session.timeout.ms)"),
+        ("--bounce", "restart with their state directories"),
+    ):
+        change.add_argument(
+            option,
+            nargs="+",
+            action="extend",
+            default=[],
+            metavar="ID",
+            help=f"instances that {what}: process id or a unique prefix of it",
+        )
+    change.add_argument("--standbys", type=int, metavar="R", help="new num.standby.replicas")
+    how = parser.add_argument_group("convergence")
+    how.add_argument(
+        "--assignor",
+        action="append",
+        metavar="NAME",
+        help="assignor to plan with (repeatable; default every registered one that imports)",
+    )
+    how.add_argument(
+        "--restore-rate",
+        type=float,
+        metavar="R",
+        help=f"records/s one client restores for one task (default {DEFAULT_RESTORE_RATE:g}, "
+        "or the median of --rates)",
+    )
+    how.add_argument(
+        "--rates",
+        metavar="RESTORE.parquet",
+        help="per-(client, task) restore rates from a streams-lag restore table",
+    )
+    how.add_argument("--max-rounds", type=int, default=50, help="rebalances at most (default 50)")
+    how.add_argument(
+        "--optimal",
+        action="store_true",
+        help="also solve the target optimum of the next state with CP-SAT (optimal extra) and "
+        "show its one-step cost beside each convergence",
+    )
+    how.add_argument(
+        "--time-limit",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="CP-SAT wall-time limit in seconds for --optimal (default 10)",
+    )
+    how.add_argument(
+        "--session-timeout-ms",
+        type=int,
+        default=DEFAULT_SESSION_TIMEOUT_MS,
+        help="session.timeout.ms: how long a crashed instance's tasks wait (default 45000)",
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="print the plan as JSON")
+    out.add_argument("--write-state", metavar="OUT.json", help="write the next cluster state")
+    out.add_argument("--plot", metavar="OUT.png", help="draw the convergence (.png/.svg/.pdf)")
+    out.add_argument("--report", metavar="OUT.html", help="write a self-contained HTML report")
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.restore_rate is not None and not args.restore_rate > 0:
+        raise UsageError(f"--restore-rate must be > 0 records/s, got {args.restore_rate:g}")
+    if args.max_rounds < 1:
+        raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
+    if not args.time_limit > 0:
+        raise UsageError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
+    if args.session_timeout_ms < 0:
+        raise UsageError(f"--session-timeout-ms must be >= 0, got {args.session_timeout_ms}")
+    from streams_assign.cli._common import check_output
+
+    check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
+    check_output(args.report, "--report", (".html", ".htm"))
+    check_output(args.write_state, "--write-state", (".json",))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan the changes and print (or write) the convergence of each assignor.
+
+    Returns
+    -------
+    int
+        0 on success.
+
+    Raises
+    ------
+    UsageError
+        For a bad option value, an unreadable or invalid state or rates file (named, with the
+        JSON path or column and the value), an unknown client id or assignor; nothing is
+        written then.
+    """
+    _check(args)
+    from streams_assign.cli._common import load_cluster, naming
+    from streams_assign.simulation.plan import Plan, build_plan, chosen_assignors
+    from streams_assign.simulation.whatif import Changes
+
+    cluster = load_cluster(args.file)
+    with naming(args.file):
+        assignors = chosen_assignors(args.assignor)
+        rates = _rates(args)
+        changes = Changes(
+            add=args.add,
+            capacity=args.capacity,
+            zone=args.zone,
+            remove=tuple(args.remove),
+            kill=tuple(args.kill),
+            bounce=tuple(args.bounce),
+            standbys=args.standbys,
+        )
+        plan: Plan = build_plan(
+            cluster,
+            changes,
+            assignors,
+            rates,
+            max_rounds=args.max_rounds,
+            session_timeout_ms=args.session_timeout_ms,
+            source=str(args.file),
+        )
+    if args.optimal:
+        plan = _with_optimum(plan, args.time_limit)
+    _write_outputs(args, plan)
+    if args.json:
+        import json
+
+        print(json.dumps(plan.to_json(), indent=1))
+    else:
+        from streams_assign.views.convergence_tables import print_plan
+
+        print_plan(plan)
+    return 0
+
+
+def _with_optimum(plan: Any, time_limit: float) -> Any:
+    """The plan with the target optimum's one-step cost of its next state (CP-SAT)."""
+    from dataclasses import replace
+
+    from streams_assign.optimal.model import Problem
+    from streams_assign.optimal.solve import solve_optimal
+
+    result = solve_optimal(plan.after, Problem.TARGET, time_limit=time_limit)
+    if result.metrics is None:
+        return plan
+    optimum = {
+        "restore_records": int(result.metrics.restore_records),
+        "moves": int(result.metrics.moves),
+    }
+    return replace(plan, optimum=optimum)
+
+
+def _rates(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from streams_assign.simulation.probing import RestoreRates
+
+    if args.rates is None:
+        return RestoreRates(default=args.restore_rate or DEFAULT_RESTORE_RATE)
+    from streams_assign.simulation.rates import read_restore_rates
+
+    if not Path(args.rates).exists():
+        raise UsageError(f"--rates {args.rates}: no such file or folder")
+    return read_restore_rates(args.rates, args.restore_rate)
+
+
+def _write_outputs(args: argparse.Namespace, plan: Any) -> None:
+    """Render every requested output first (the next state, the plot, the report), then write
+    each whole (nothing on a bad input)."""
+    from streams_assign.cli._common import write_rendered
+
+    outputs: list[tuple[str, str, str | bytes]] = []
+    if args.write_state is not None:
+        from streams_assign.formats.atomic import dumps_json
+        from streams_assign.formats.cluster_state import cluster_state_to_json
+
+        state = dumps_json(cluster_state_to_json(plan.after))
+        outputs.append(("--write-state", args.write_state, state))
+    if args.plot is not None:
+        from streams_assign.views.plots import plan_figure, render
+
+        outputs.append(("--plot", args.plot, render(plan_figure(plan), Path(args.plot).suffix)))
+    if args.report is not None:
+        from streams_assign.views.page import plan_page
+
+        outputs.append(("--report", args.report, plan_page(plan)))
+    write_rendered(outputs)
