@@ -12,3 +12,8 @@ Modules: :mod:`lag.topology`, :mod:`lag.members`, :mod:`lag.get_offsets` and :mo
 synthetic fleets; :mod:`lag.demo` is the end-to-end demo. Importing the package does not import
 Spark.
 """
+
+import logging
+
+# Log records of lag reach the handlers the program configures, and none by default.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
