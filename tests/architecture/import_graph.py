@@ -106,12 +106,11 @@ def build_import_graph(root: Path, packages: Iterable[str]) -> ImportGraph:
                 base, *members = names
                 names = [m for m in members if m in files] or [base]
             for name in names:
-                if name in files:
-                    if name != importer:
-                        lines = result.graph.get_edge_data(importer, name, {}).get("lines", [])
-                        result.graph.add_edge(importer, name, lines=[*lines, node.lineno])
-                elif name.split(".")[0] not in files:
-                    external.setdefault(name.split(".")[0], []).append(node.lineno)
+                if name in files and name != importer:
+                    lines = result.graph.get_edge_data(importer, name, {}).get("lines", [])
+                    result.graph.add_edge(importer, name, lines=[*lines, node.lineno])
+            for top in {name.split(".")[0] for name in names} - set(files):
+                external.setdefault(top, []).append(node.lineno)
         result.external[importer] = external
         result.named[importer] = named
     return result
