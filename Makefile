@@ -47,8 +47,12 @@ demo-kafka: $(STAMP) $(KAFKA_STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not spark and not kafka and not slow" --hypothesis-profile=fast
 
+# The folders lint reads.
+LINT_DIRS := streams_assign lag devtools tests benchmarks examples
+
 lint: $(STAMP)
-	$(BIN)/ruff check streams_assign lag devtools tests benchmarks
+	$(BIN)/ruff check $(LINT_DIRS)
+	$(BIN)/ruff format --check $(LINT_DIRS)
 	$(BIN)/mypy
 
 clean:

@@ -9,7 +9,8 @@ changelog, and a promoted task restores only what its store lacks. With ``roundr
 process happens to have, usually nothing.
 
 Run several processes with the same ``--application-id``; each writes JSON lines events
-(``assigned``, ``restored``) to ``--events`` for tests and measurements::
+(``assigned``, ``restored``) to ``--events`` for tests and measurements; every changelog
+record carries a ``writer`` header with the id of the process that wrote it::
 
     python examples/counts_app.py --bootstrap-servers 127.0.0.1:9092 \\
         --application-id counts --input-topic words --state-dir /tmp/p1 --events /tmp/p1.jsonl
@@ -42,6 +43,9 @@ from streams_assign.model import Subtopology, TaskId
 
 log = logging.getLogger("counts_app")
 CHECKPOINT_INTERVAL_S = 0.2
+#: Header on every changelog record naming the process id that wrote it: the test harness tells
+#: a killed process's records from its successor's by it.
+WRITER_HEADER = "writer"
 
 
 class Events:
@@ -282,6 +286,7 @@ class CountsProcess:
                 future = await self.producer.send(
                     changelog.topic, key=key.encode(), value=str(count).encode(),
                     partition=changelog.partition,
+                    headers=[(WRITER_HEADER, self.process_id.encode())],
                 )
                 pending.append((store, changelog, future))
         for store, changelog, future in pending:

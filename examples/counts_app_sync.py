@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from counts_app import Events, _text, parse_args
+from counts_app import WRITER_HEADER, Events, _text, parse_args
 from kafka.structs import TopicPartition
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
@@ -271,6 +271,7 @@ class SyncCountsProcess:
                     future = self.producer.send(
                         self.changelog, key=key.encode(), value=str(count).encode(),
                         partition=tp.partition,
+                        headers=[(WRITER_HEADER, self.process_id.encode())],
                     )
                     pending.append((store, tp.partition, future))
         for store, partition, future in pending:

@@ -25,3 +25,8 @@ Modules, in the order the data flows:
 - shared: :mod:`lag.kafka_rules` (Kafka's sentinels and task-id order), :mod:`lag.error_rows` (the
   quarantined rows of the errors table; the exceptions are in :mod:`streams_assign.errors`).
 """
+
+import logging
+
+# Log records of lag reach the handlers the program configures, and none by default.
+logging.getLogger(__name__).addHandler(logging.NullHandler())

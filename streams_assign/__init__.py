@@ -13,6 +13,7 @@ The names below are imported on first use (PEP 562), so ``import streams_assign.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,6 +47,11 @@ if TYPE_CHECKING:
     )
 
 __version__ = "0.1.0"
+
+# The library's warnings ("Unable to assign 1 of 1 standby tasks ...") reach the handlers the
+# program configures; a program that configures none gets no stray lines on stderr from
+# logging's last-resort handler.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 #: Public name -> the module that defines it.
 _SOURCES: dict[str, str] = {

@@ -120,53 +120,6 @@ def test_every_error_subclasses_the_base_and_a_builtin() -> None:
             ), name
 
 
-def _top_level_imports(path: Path) -> set[str]:
-    """streams_assign modules a module imports when it is itself imported (not lazily)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found.add(node.module)
-                found.update(f"{node.module}.{a.name}" for a in node.names)
-            elif isinstance(node, ast.If):
-                test = node.test
-                if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
-                    continue
-                visit(node.body)
-                visit(node.orelse)
-            elif isinstance(node, ast.Try):
-                visit(node.body)
-
-    visit(tree.body)
-    return {name for name in found if name.startswith("streams_assign")}
-
-
-def test_the_import_graph_has_no_cycle() -> None:
-    names = {module_name(p): p for p in modules()}
-    graph = nx.DiGraph()
-    for name, path in names.items():
-        graph.add_node(name)
-        for target in _top_level_imports(path):
-            if target in names and target != name:
-                graph.add_edge(name, target)
-    cycles = list(nx.simple_cycles(graph))
-    assert cycles == [], f"import cycles: {cycles}"
-    assert graph.number_of_edges() > 20  # the graph was really built
-
-
-def test_the_core_imports_no_optional_feature() -> None:
-    features = ("streams_assign.optimal", "streams_assign.cli", "streams_assign.views")
-    core = [p for p in modules() if not module_name(p).startswith(features)]
-    for path in core:
-        for target in _top_level_imports(path):
-            assert not target.startswith("streams_assign.optimal"), (module_name(path), target)
-            assert not target.startswith("streams_assign.cli"), module_name(path)
-
-
 def test_no_module_is_over_600_lines_unless_listed() -> None:
     lag = sorted((PACKAGE.parent / "lag").rglob("*.py"))
     assert lag, "the lag package is missing beside streams_assign"

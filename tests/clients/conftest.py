@@ -228,6 +228,57 @@ class AppCluster:
             consumer.close()
         return {tp.partition: offset for tp, offset in answer.items()}
 
+    def changelog_writers(self, partitions: list[int]) -> dict[int, list[str | None]]:
+        """Per changelog partition, the ``writer`` header of each record, in offset order.
+
+        Read from the beginning to the end offset of each partition at the call.
+        """
+        from kafka import KafkaConsumer, TopicPartition
+
+        tps = [TopicPartition(self.changelog, p) for p in partitions]
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
+        try:
+            ends = consumer.end_offsets(tps)
+            consumer.assign(tps)
+            consumer.seek_to_beginning(*tps)
+            writers: dict[int, list[str | None]] = {p: [] for p in partitions}
+            while any(consumer.position(tp) < ends[tp] for tp in tps):
+                for tp, records in consumer.poll(timeout_ms=500).items():
+                    for record in records:
+                        if record.offset >= ends[tp]:
+                            continue
+                        assert record.offset == len(writers[tp.partition]), record
+                        headers = dict(record.headers or [])
+                        writer = headers.get("writer")
+                        writers[tp.partition].append(None if writer is None else writer.decode())
+        finally:
+            consumer.close()
+        return writers
+
+    def end_of_writes(self, process_id: str, partitions: list[int]) -> dict[int, int] | None:
+        """Per partition, one past the last changelog record ``process_id`` wrote (0 if none),
+        once every partition holds a record of another writer after it; else ``None``.
+
+        For a killed process this is the changelog a new owner has to restore, exactly, however
+        late the broker appends the produce requests the process had sent before it died (a
+        request already on the wire is appended after ``kill`` returns; a non-transactional
+        producer cannot be fenced): the records are told apart by their ``writer`` header, not
+        by when they were read. A survivor writes to a task's partition only after it was
+        assigned the task and restored it to the end offset, so once a survivor's record
+        follows the killed process's last one, the new owner's restore started after every
+        record of the killed process before it; one landing later still would raise this end
+        past what the new owner restored, and the test comparing them fails.
+        """
+        writers = self.changelog_writers(partitions)
+        ends: dict[int, int] = {}
+        for partition, column in writers.items():
+            mine = [offset for offset, writer in enumerate(column) if writer == process_id]
+            end = mine[-1] + 1 if mine else 0
+            if not any(writer not in (None, process_id) for writer in column[end:]):
+                return None
+            ends[partition] = end
+        return ends
+
     def checkpoint_offset(self, process: AppProcess, task: str) -> int:
         """The changelog offset in ``process``'s checkpoint of ``task`` (0 without one)."""
         path = process.state_dir / self.application_id / task / ".checkpoint"

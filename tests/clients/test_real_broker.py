@@ -41,11 +41,16 @@ class FailoverRun:
     after: dict[str, dict[str, Any]]
     victim_process: str
     victim_tasks: list[str]
+    #: task -> one past the killed process's last record in its changelog partition (what a
+    #: new owner has to reach; ``AppCluster.end_of_writes``).
     end_at_kill: dict[str, int]
     #: task -> surviving process that held a copy of its state at the kill (a standby, or a
     #: warmup replica of a pending move: a task can have both) -> that copy's lag at the kill
     #: (end offset at the kill - its last checkpoint), records.
     holders_lag_at_kill: dict[str, dict[str, int]]
+    #: task -> its changelog's end offset read as soon as the kill returned (the process
+    #: reaped): only reported, it can miss records the broker appends later.
+    end_read_at_kill: dict[str, int] = field(default_factory=dict)
     restored: dict[str, int] = field(default_factory=dict)
     resume_s: dict[str, float] = field(default_factory=dict)
     new_owner: dict[str, str] = field(default_factory=dict)
@@ -70,7 +75,8 @@ class FailoverRun:
                 f"{process[:8]} {lag}" for process, lag in self.holders_lag_at_kill[task].items()
             )
             lines.append(
-                f"  {task}: changelog {self.end_at_kill[task]}, copies' lag at kill "
+                f"  {task}: changelog {self.end_at_kill[task]} "
+                f"({self.end_read_at_kill[task]} read as the kill returned), copies' lag at kill "
                 f"[{held or '-'}] (last checkpoint), new owner {self.new_owner[task][:8]} "
                 f"restored {self.restored[task]}, "
                 f"resumed {self.resume_s[task]:.2f} s after the kill"
@@ -127,19 +133,27 @@ def run_failover(make: Any, trickle: Any, script: str, args: list[str], name: st
                     offset = cluster.checkpoint_offset(holder, task)
                     checkpointed[task][event["process"]] = offset
         killed_at = cluster.kill("p3")
-        # The killed tasks' changelogs stop growing at the kill: their end offsets now are
-        # what a new owner has to reach.
-        ends = cluster.end_offsets(cluster.changelog)
+        read_at_kill = cluster.end_offsets(cluster.changelog)
+        after = cluster.wait_until(
+            "the survivors to settle and resume every task",
+            lambda: cluster.stable(4, since=killed_at),
+        )
+        # What a new owner has to reach: the killed process's last changelog record, told by
+        # its writer header. Not the end offsets read once the process is reaped: produce
+        # requests it had already sent are appended by the broker after the kill (a run read
+        # 310 at the kill while the new owner restored 312). See AppCluster.end_of_writes.
+        partitions = [int(t.split("_")[1]) for t in victim_tasks]
+        ends = cluster.wait_until(
+            "a survivor's changelog record after the killed process's last one",
+            lambda: cluster.end_of_writes(str(victim_id), partitions),
+        )
         end_at_kill = {t: ends[int(t.split("_")[1])] for t in victim_tasks}
         lag = {
             t: {process: end_at_kill[t] - offset for process, offset in copies.items()}
             for t, copies in checkpointed.items()
         }
-        after = cluster.wait_until(
-            "the survivors to settle and resume every task",
-            lambda: cluster.stable(4, since=killed_at),
-        )
     run = FailoverRun(name, before, after, victim_id, victim_tasks, end_at_kill, lag)
+    run.end_read_at_kill = {t: read_at_kill[int(t.split("_")[1])] for t in victim_tasks}
     restored_events = [
         e for p in cluster.live() for e in p.events() if e["event"] == "restored"
     ]
