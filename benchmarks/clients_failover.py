@@ -22,12 +22,18 @@ REPO = Path(__file__).resolve().parents[1]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=60_000,
-                        help="input records before the kill (one changelog record each)")
-    parser.add_argument("--trickle", type=int, default=200,
-                        help="records per 100 ms from the background producer")
-    parser.add_argument("-k", default="restores",
-                        help="pytest -k expression choosing the scenarios")
+    parser.add_argument(
+        "--records",
+        type=int,
+        default=60_000,
+        help="input records before the kill (one changelog record each)",
+    )
+    parser.add_argument(
+        "--trickle", type=int, default=200, help="records per 100 ms from the background producer"
+    )
+    parser.add_argument(
+        "-k", default="restores", help="pytest -k expression choosing the scenarios"
+    )
     args = parser.parse_args()
     env = {
         **os.environ,
@@ -35,8 +41,18 @@ def main() -> int:
         "STREAMS_ASSIGN_CLIENTS_TRICKLE": str(args.trickle),
     }
     command = [
-        sys.executable, "-m", "pytest", "tests/clients/test_real_broker.py", "-q", "-s",
-        "-p", "no:warnings", "-p", "no:randomly", "-k", args.k,
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/clients/test_real_broker.py",
+        "-q",
+        "-s",
+        "-p",
+        "no:warnings",
+        "-p",
+        "no:randomly",
+        "-k",
+        args.k,
     ]
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     keep = False

@@ -34,20 +34,35 @@ sys.path.insert(0, str(REPO / "tests" / "clients"))
 sys.path.insert(0, str(REPO))
 
 ARGS = [
-    "--assignor", "streams", "--num-standby-replicas", "1", "--acceptable-recovery-lag", "50",
-    "--session-timeout-ms", "10000",
+    "--assignor",
+    "streams",
+    "--num-standby-replicas",
+    "1",
+    "--acceptable-recovery-lag",
+    "50",
+    "--session-timeout-ms",
+    "10000",
 ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
-    parser.add_argument("--settle-timeout", type=float, default=90.0,
-                        help="seconds to wait for each start-up to settle")
-    parser.add_argument("--delay-topics", type=float, default=0.0,
-                        help="create the topics this many seconds after starting the processes")
-    parser.add_argument("--code", type=Path,
-                        help="a checkout whose streams_assign/ and examples/ to run")
+    parser.add_argument(
+        "--settle-timeout",
+        type=float,
+        default=90.0,
+        help="seconds to wait for each start-up to settle",
+    )
+    parser.add_argument(
+        "--delay-topics",
+        type=float,
+        default=0.0,
+        help="create the topics this many seconds after starting the processes",
+    )
+    parser.add_argument(
+        "--code", type=Path, help="a checkout whose streams_assign/ and examples/ to run"
+    )
     args = parser.parse_args()
 
     import pytest
@@ -80,8 +95,9 @@ def main() -> int:
                     cluster.create_topics()
                 outcome = "settled"
                 try:
-                    cluster.wait_until("settled", lambda c=cluster: c.stable(6),
-                                       timeout=args.settle_timeout)
+                    cluster.wait_until(
+                        "settled", lambda c=cluster: c.stable(6), timeout=args.settle_timeout
+                    )
                     settled.append(time.monotonic() - started)
                 except pytest.fail.Exception:
                     latest = {e["generation"] for e in cluster.latest_assignments().values()}

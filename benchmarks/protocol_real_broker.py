@@ -47,9 +47,13 @@ class _Member(threading.Thread):
         from kafka import ConsumerRebalanceListener, KafkaConsumer
 
         consumer = KafkaConsumer(
-            bootstrap_servers=self.bootstrap, group_id=GROUP, client_id=self.name_,
-            session_timeout_ms=10_000, heartbeat_interval_ms=3_000,
-            enable_auto_commit=False, auto_offset_reset="earliest",
+            bootstrap_servers=self.bootstrap,
+            group_id=GROUP,
+            client_id=self.name_,
+            session_timeout_ms=10_000,
+            heartbeat_interval_ms=3_000,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
         )
         member = self
 
@@ -67,9 +71,15 @@ class _Member(threading.Thread):
 
     def _record(self, kind: str, consumer: Any, partitions: Any) -> None:
         generation = consumer._coordinator._generation.generation_id  # private, read only
-        self.events.append({"t": time.monotonic() - self.t0, "member": self.name_,
-                            "kind": kind, "generation": generation,
-                            "partitions": len(partitions)})
+        self.events.append(
+            {
+                "t": time.monotonic() - self.t0,
+                "member": self.name_,
+                "kind": kind,
+                "generation": generation,
+                "partitions": len(partitions),
+            }
+        )
 
 
 def real_run() -> list[dict[str, Any]]:
@@ -129,32 +139,51 @@ def simulated_pauses(result: Any) -> list[tuple[float, float]]:
 def simulated() -> Any:
     """The same timeline through the simulator (eager, consumer:range)."""
     ms = 1000
-    return simulate({
-        "tasks": PARTITIONS, "assignor": "consumer:range", "protocols": ["eager"],
-        "settings": {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 3_000,
-                     "initial_rebalance_delay_ms": 0},
-        "events": [{"t": 0, "type": "start", "members": 3},
-                   {"t": int(INTERVAL_S * ms), "type": "rolling_bounce",
-                    "down_ms": int(DOWN_S * ms), "interval_ms": int(INTERVAL_S * ms)}],
-        "duration_ms": int((4 * INTERVAL_S + SETTLE_S) * ms),
-    }, "eager")
+    return simulate(
+        {
+            "tasks": PARTITIONS,
+            "assignor": "consumer:range",
+            "protocols": ["eager"],
+            "settings": {
+                "session_timeout_ms": 10_000,
+                "heartbeat_interval_ms": 3_000,
+                "initial_rebalance_delay_ms": 0,
+            },
+            "events": [
+                {"t": 0, "type": "start", "members": 3},
+                {
+                    "t": int(INTERVAL_S * ms),
+                    "type": "rolling_bounce",
+                    "down_ms": int(DOWN_S * ms),
+                    "interval_ms": int(INTERVAL_S * ms),
+                },
+            ],
+            "duration_ms": int((4 * INTERVAL_S + SETTLE_S) * ms),
+        },
+        "eager",
+    )
 
 
 def main() -> None:
     """Run both and print the comparison."""
     events = real_run()
     for e in sorted(events, key=lambda e: e["t"]):
-        print(f"  {e['t']:7.2f} s {e['member']} {e['kind']:<8} generation {e['generation']} "
-              f"({e['partitions']} partitions)")
+        print(
+            f"  {e['t']:7.2f} s {e['member']} {e['kind']:<8} generation {e['generation']} "
+            f"({e['partitions']} partitions)"
+        )
     real_generations = sorted({e["generation"] for e in events if e["kind"] == "assigned"})
     sim = simulated()
-    print(f"real broker: generations {real_generations} "
-          f"({len(real_generations)} rebalances with assignments)")
+    print(
+        f"real broker: generations {real_generations} "
+        f"({len(real_generations)} rebalances with assignments)"
+    )
     for gen, pause in sorted(pauses(events).items()):
         print(f"  generation {gen}: pause {pause:.2f} s")
     print(f"simulator:   {sim.rebalances} rebalances, final generation {sim.generation}")
     for begin, length in simulated_pauses(sim):
         print(f"  from {begin:.1f} s: partitions stopped for {length:.2f} s")
+
 
 if __name__ == "__main__":
     main()

@@ -26,9 +26,13 @@ def timeline(members: int, tasks: int) -> dict:
     return {
         "tasks": tasks,
         "assignor": "balanced_sticky",
-        "settings": {"state_records_per_task": 10_000, "restore_records_per_sec": 50_000,
-                     "changelog_growth_records_per_sec": 1, "task_close_ms": 5,
-                     "task_open_ms": 5},
+        "settings": {
+            "state_records_per_task": 10_000,
+            "restore_records_per_sec": 50_000,
+            "changelog_growth_records_per_sec": 1,
+            "task_close_ms": 5,
+            "task_open_ms": 5,
+        },
         "events": [
             {"t": 0, "type": "start", "members": members},
             {"t": 10 * minute, "type": "scale_out", "members": 50},
@@ -48,8 +52,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10_000)
     args = parser.parse_args()
     doc = timeline(args.members, args.tasks)
-    print(f"{args.members} members x {args.tasks} tasks, one simulated hour "
-          f"(target: under {TARGET_S:.0f} s per protocol)")
+    print(
+        f"{args.members} members x {args.tasks} tasks, one simulated hour "
+        f"(target: under {TARGET_S:.0f} s per protocol)"
+    )
     for protocol in ("eager", "cooperative"):
         start, cpu_start = time.perf_counter(), time.process_time()
         result = simulate(doc, protocol)

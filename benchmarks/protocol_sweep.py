@@ -22,15 +22,26 @@ from streams_assign.protocol.timeline import simulate
 STYLES: dict[str, dict[str, Any]] = {
     "connect": {
         "assignor": "balanced_sticky",
-        "settings": {"session_timeout_ms": 10_000, "rebalance_timeout_ms": 60_000,
-                     "heartbeat_interval_ms": 3_000, "task_close_ms": 50, "task_open_ms": 50},
+        "settings": {
+            "session_timeout_ms": 10_000,
+            "rebalance_timeout_ms": 60_000,
+            "heartbeat_interval_ms": 3_000,
+            "task_close_ms": 50,
+            "task_open_ms": 50,
+        },
     },
     "streams": {
         "assignor": "high_availability",
-        "settings": {"session_timeout_ms": 45_000, "heartbeat_interval_ms": 3_000,
-                     "state_records_per_task": 50_000, "restore_records_per_sec": 100_000,
-                     "changelog_growth_records_per_sec": 10, "task_close_ms": 10,
-                     "task_open_ms": 10, "acceptable_recovery_lag": 10_000},
+        "settings": {
+            "session_timeout_ms": 45_000,
+            "heartbeat_interval_ms": 3_000,
+            "state_records_per_task": 50_000,
+            "restore_records_per_sec": 100_000,
+            "changelog_growth_records_per_sec": 10,
+            "task_close_ms": 10,
+            "task_open_ms": 10,
+            "acceptable_recovery_lag": 10_000,
+        },
     },
 }
 
@@ -46,8 +57,7 @@ def sweep_timeline(style: str, tasks: int, members: int) -> dict[str, Any]:
         "settings": dict(STYLES[style]["settings"]),
         "events": [
             {"t": 0, "type": "start", "members": members},
-            {"t": bounce_at, "type": "rolling_bounce", "down_ms": 10_000,
-             "interval_ms": interval},
+            {"t": bounce_at, "type": "rolling_bounce", "down_ms": 10_000, "interval_ms": interval},
             {"t": crash_at, "type": "crash", "member": "m1", "restart_after_ms": 30_000},
         ],
         "duration_ms": crash_at + 240_000,
@@ -60,7 +70,10 @@ def run_point(style: str, tasks: int, members: int, protocol: str) -> dict[str, 
     after_start = result.events[1:]
     unavailable = sum(sum(e.task_seconds_unavailable.values()) for e in after_start)
     return {
-        "style": style, "tasks": tasks, "members": members, "protocol": protocol,
+        "style": style,
+        "tasks": tasks,
+        "members": members,
+        "protocol": protocol,
         "stop_the_world_s": result.stop_the_world_ms / 1000.0,
         "unavailable_task_s": unavailable,
         "rebalances": sum(e.rebalances for e in after_start),
@@ -85,24 +98,31 @@ def main() -> None:
                 for protocol in ("eager", "cooperative"):
                     rows.append(run_point(style, tasks, members, protocol))
     elapsed = time.perf_counter() - start
-    print("| style | members | tasks | protocol | stop-the-world (s) | task-s unavailable "
-          "| rebalances |")
+    print(
+        "| style | members | tasks | protocol | stop-the-world (s) | task-s unavailable "
+        "| rebalances |"
+    )
     print("|---|---:|---:|---|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['style']} | {r['members']} | {r['tasks']} | {r['protocol']} | "
-              f"{r['stop_the_world_s']:.1f} | {r['unavailable_task_s']:,.0f} | "
-              f"{r['rebalances']} |")
+        print(
+            f"| {r['style']} | {r['members']} | {r['tasks']} | {r['protocol']} | "
+            f"{r['stop_the_world_s']:.1f} | {r['unavailable_task_s']:,.0f} | "
+            f"{r['rebalances']} |"
+        )
     bad = [r for r in rows if r["violations"] or r["running_at_end"] != r["tasks"]]
-    print(f"\n{len(rows)} simulations in {elapsed:.0f} s; "
-          f"{len(bad)} with a violation or a task not running at the end")
+    print(
+        f"\n{len(rows)} simulations in {elapsed:.0f} s; "
+        f"{len(bad)} with a violation or a task not running at the end"
+    )
     for r in bad:
         print(f"  {r}")
     _plot(rows, args.plot, task_counts, member_counts)
     print(f"plot: {args.plot}")
 
 
-def _plot(rows: list[dict[str, Any]], path: str, task_counts: list[int],
-          member_counts: list[int]) -> None:
+def _plot(
+    rows: list[dict[str, Any]], path: str, task_counts: list[int], member_counts: list[int]
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -110,18 +130,29 @@ def _plot(rows: list[dict[str, Any]], path: str, task_counts: list[int],
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     for col, style in enumerate(STYLES):
-        for row, (metric, label) in enumerate((
-            ("unavailable_task_s", "task-seconds unavailable"),
-            ("stop_the_world_s", "stop-the-world (s)"),
-        )):
+        for row, (metric, label) in enumerate(
+            (
+                ("unavailable_task_s", "task-seconds unavailable"),
+                ("stop_the_world_s", "stop-the-world (s)"),
+            )
+        ):
             ax = axes[row][col]
             for members in member_counts:
                 for protocol, dash in (("eager", "-"), ("cooperative", "--")):
-                    ys = [next(r[metric] for r in rows if r["style"] == style
-                               and r["members"] == members and r["tasks"] == t
-                               and r["protocol"] == protocol) for t in task_counts]
-                    ax.plot(task_counts, ys, dash, marker="o",
-                            label=f"{protocol}, {members} members")
+                    ys = [
+                        next(
+                            r[metric]
+                            for r in rows
+                            if r["style"] == style
+                            and r["members"] == members
+                            and r["tasks"] == t
+                            and r["protocol"] == protocol
+                        )
+                        for t in task_counts
+                    ]
+                    ax.plot(
+                        task_counts, ys, dash, marker="o", label=f"{protocol}, {members} members"
+                    )
             ax.set_xscale("log")
             if metric == "unavailable_task_s":
                 ax.set_yscale("log")

@@ -127,9 +127,7 @@ def main() -> None:
         text = json.dumps(document)
         entries = sum(len(c.get("task_lags", {})) for c in document["clients"])
         wall, cpu = median_seconds(lambda t=text: loads_cluster_state(t), args.repeat)
-        parsing.add_row(
-            label, f"{entries:,}", f"{len(text) / 1e6:.1f}", f"{wall:.3f} / {cpu:.3f}"
-        )
+        parsing.add_row(label, f"{entries:,}", f"{len(text) / 1e6:.1f}", f"{wall:.3f} / {cpu:.3f}")
     console.print(parsing)
 
 

@@ -117,8 +117,12 @@ class CountsProcess:
             while store.positions[(tp.topic, tp.partition)] < end:
                 batch = await restorer.getmany(tp, timeout_ms=500)
                 for record in batch.get(tp, []):
-                    store.apply(_text(record.key), _text(record.value), (tp.topic, tp.partition),
-                                record.offset)
+                    store.apply(
+                        _text(record.key),
+                        _text(record.value),
+                        (tp.topic, tp.partition),
+                        record.offset,
+                    )
                     restored += 1
             restorer.unsubscribe()
         store.checkpoint()
@@ -166,8 +170,12 @@ class CountsProcess:
                         continue
                     store = self.state.store(task)
                     for record in records:
-                        store.apply(_text(record.key), _text(record.value),
-                                    (tp.topic, tp.partition), record.offset)
+                        store.apply(
+                            _text(record.key),
+                            _text(record.value),
+                            (tp.topic, tp.partition),
+                            record.offset,
+                        )
                 if time.monotonic() - last_checkpoint > CHECKPOINT_INTERVAL_S:
                     for task in live & assigned:
                         self.state.store(task).checkpoint()
@@ -284,7 +292,9 @@ class CountsProcess:
                 count = int(store.get(key) or 0) + 1
                 store.put(key, str(count), (changelog.topic, changelog.partition), -1)
                 future = await self.producer.send(
-                    changelog.topic, key=key.encode(), value=str(count).encode(),
+                    changelog.topic,
+                    key=key.encode(),
+                    value=str(count).encode(),
                     partition=changelog.partition,
                     headers=[(WRITER_HEADER, self.process_id.encode())],
                 )
@@ -325,23 +335,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--events")
     parser.add_argument("--consumers", type=int, default=2)
-    parser.add_argument("--assignor", choices=("streams", "roundrobin", "sticky"),
-                        default="streams")
+    parser.add_argument(
+        "--assignor", choices=("streams", "roundrobin", "sticky"), default="streams"
+    )
     parser.add_argument("--num-standby-replicas", type=int, default=1)
     parser.add_argument("--acceptable-recovery-lag", type=int, default=10_000)
     parser.add_argument("--max-warmup-replicas", type=int, default=2)
     parser.add_argument("--probing-interval-ms", type=int, default=600_000)
     parser.add_argument("--session-timeout-ms", type=int, default=3_000)
     parser.add_argument("--endpoint")
-    parser.add_argument("--cooperative", action="store_true",
-                        help="kafka-python only: the cooperative protocol (KIP-429)")
+    parser.add_argument(
+        "--cooperative",
+        action="store_true",
+        help="kafka-python only: the cooperative protocol (KIP-429)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
     # `kill -USR1 <pid>` writes every thread's stack to stderr (the test harness does on a
     # time-out): where a member thread waits shows in the app's log.
     faulthandler.register(signal.SIGUSR1, all_threads=True)

@@ -62,8 +62,12 @@ class SyncCountsProcess:
                 return self.state.task_offset_sums()
 
         self.process = StreamsProcess(
-            self.topology, settings, process_id=self.process_id, offset_sums=offset_sums,
-            end_offsets=self.end_offsets, endpoint=args.endpoint,
+            self.topology,
+            settings,
+            process_id=self.process_id,
+            offset_sums=offset_sums,
+            end_offsets=self.end_offsets,
+            endpoint=args.endpoint,
         )
         self.active: dict[TaskId, int] = {}
         self.replicas: dict[int, set[TaskId]] = {}
@@ -103,12 +107,20 @@ class SyncCountsProcess:
             restorer.unsubscribe()
         with self.lock:
             store.checkpoint()
-        self.emit("restored", member=member, task=str(task), records=restored, start=start,
-                  end=end, ms=round((time.monotonic() - started) * 1000, 1))
+        self.emit(
+            "restored",
+            member=member,
+            task=str(task),
+            records=restored,
+            start=start,
+            end=end,
+            ms=round((time.monotonic() - started) * 1000, 1),
+        )
 
     def standby_updater(self) -> None:
-        reader = KafkaConsumer(bootstrap_servers=self.args.bootstrap_servers,
-                               enable_auto_commit=False)
+        reader = KafkaConsumer(
+            bootstrap_servers=self.args.bootstrap_servers, enable_auto_commit=False
+        )
         assigned: set[TaskId] = set()
         last_checkpoint = time.monotonic()
         try:
@@ -120,8 +132,9 @@ class SyncCountsProcess:
                     reader.assign(tps)
                     with self.lock:
                         for task, tp in zip(sorted(assigned), tps, strict=True):
-                            reader.seek(tp, self.state.store(task).positions[(tp.topic,
-                                                                              tp.partition)])
+                            reader.seek(
+                                tp, self.state.store(task).positions[(tp.topic, tp.partition)]
+                            )
                 if not assigned:
                     time.sleep(0.1)
                     continue
@@ -134,8 +147,12 @@ class SyncCountsProcess:
                             continue
                         store = self.state.store(task)
                         for record in records:
-                            store.apply(_text(record.key), _text(record.value),
-                                        (tp.topic, tp.partition), record.offset)
+                            store.apply(
+                                _text(record.key),
+                                _text(record.value),
+                                (tp.topic, tp.partition),
+                                record.offset,
+                            )
                     if time.monotonic() - last_checkpoint > CHECKPOINT_INTERVAL_S:
                         for task in live & assigned:
                             self.state.store(task).checkpoint()
@@ -148,11 +165,15 @@ class SyncCountsProcess:
         assignor: Any
         mine: set[TaskId] = set()
         if args.assignor == "streams":
+
             def on_assignment(info: AssignmentInfo) -> None:
                 # Every generation, also when (cooperative) nothing was added or revoked.
                 member_id = consumer._coordinator._generation.member_id
                 self.emit(
-                    "assigned", member=member_id, index=index, generation=assignor.generation,
+                    "assigned",
+                    member=member_id,
+                    index=index,
+                    generation=assignor.generation,
                     active=[str(t) for t in info.active],
                     standby=[str(t) for t in info.standby],
                     warmup=[str(t) for t in info.warmup],
@@ -161,8 +182,9 @@ class SyncCountsProcess:
                 # On the IO thread: no process lock here (a blocked IO thread misses heartbeats).
                 self.replicas[index] = {*info.standby, *info.warmup}
                 for task in sorted(mine & set(info.active)):  # kept: no restore needed
-                    self.emit("kept", member=member_id, task=str(task),
-                              generation=assignor.generation)
+                    self.emit(
+                        "kept", member=member_id, task=str(task), generation=assignor.generation
+                    )
 
             assignor = KafkaPythonStreamsAssignor(
                 self.process, on_assignment, cooperative=args.cooperative
@@ -187,8 +209,7 @@ class SyncCountsProcess:
             heartbeat_interval_ms=max(100, args.session_timeout_ms // 6),
             partition_assignment_strategy=[assignor],
         )
-        restorer = KafkaConsumer(bootstrap_servers=args.bootstrap_servers,
-                                 enable_auto_commit=False)
+        restorer = KafkaConsumer(bootstrap_servers=args.bootstrap_servers, enable_auto_commit=False)
         # Listener work deferred to the poll loop: ("revoke", tasks) / ("assign", member, tasks,
         # partitions). kafka-python 3.x calls listeners on its IO thread, where blocking calls
         # are refused and waiting for a lock would hold up heartbeats.
@@ -211,9 +232,14 @@ class SyncCountsProcess:
                 if not isinstance(assignor, KafkaPythonStreamsAssignor):
                     owned = sorted({TaskId(0, tp.partition) for tp in consumer.assignment()})
                     app.emit(
-                        "assigned", member=generation.member_id, index=index,
-                        generation=generation.generation_id, active=[str(t) for t in owned],
-                        standby=[], warmup=[], next_probing_ms=-1,
+                        "assigned",
+                        member=generation.member_id,
+                        index=index,
+                        generation=generation.generation_id,
+                        active=[str(t) for t in owned],
+                        standby=[],
+                        warmup=[],
+                        next_probing_ms=-1,
                     )
                 if assigned:
                     consumer.pause(*assigned)
@@ -269,7 +295,9 @@ class SyncCountsProcess:
                     count = int(store.get(key) or 0) + 1
                     store.put(key, str(count), (self.changelog, tp.partition), -1)
                     future = self.producer.send(
-                        self.changelog, key=key.encode(), value=str(count).encode(),
+                        self.changelog,
+                        key=key.encode(),
+                        value=str(count).encode(),
                         partition=tp.partition,
                         headers=[(WRITER_HEADER, self.process_id.encode())],
                     )
@@ -278,8 +306,9 @@ class SyncCountsProcess:
             metadata = future.get(timeout=30)
             with self.lock:
                 position = (self.changelog, partition)
-                store.positions[position] = max(store.positions.get(position, 0),
-                                                metadata.offset + 1)
+                store.positions[position] = max(
+                    store.positions.get(position, 0), metadata.offset + 1
+                )
 
     def run(self) -> None:
         self.emit("started", consumers=self.args.consumers)
@@ -306,8 +335,11 @@ class SyncCountsProcess:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
     # `kill -USR1 <pid>` writes every thread's stack to stderr (the test harness does on a
     # time-out): where a member thread waits shows in the app's log.
     faulthandler.register(signal.SIGUSR1, all_threads=True)

@@ -29,9 +29,7 @@ UNKNOWN_OFFSET_SUM = -3
 
 #: A task id as text, Kafka's ``TaskId.parse``: the topology name ends at the first ``__``; both
 #: numbers are plain ints. (The JSON Schema of the format derives its task pattern from this.)
-TASK_ID_RE = re.compile(
-    r"(?:(?P<name>(?:(?!__).)+)__)?(?P<sub>[0-9]+)_(?P<part>[0-9]+)", re.DOTALL
-)
+TASK_ID_RE = re.compile(r"(?:(?P<name>(?:(?!__).)+)__)?(?P<sub>[0-9]+)_(?P<part>[0-9]+)", re.DOTALL)
 _INT_MAX = 2**31 - 1
 
 #: A Kafka ``TopicPartition``: ``(topic, partition)``.

@@ -74,8 +74,6 @@ _JAVA_DOUBLE_MAX = 1.7976931348623157e308
 Task = int
 
 
-
-
 def compute_tasks_per_member(num_tasks: int, num_members: int) -> int:
     """``computeTasksPerMember``: ``ceil(tasks / members)`` in Java ``int`` arithmetic.
 

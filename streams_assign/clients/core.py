@@ -226,8 +226,9 @@ class MemberState:
         version = min(LATEST_SUPPORTED_VERSION, info.latest_supported_version)
         with self._lock:
             if version != self.used_version:
-                log.info("subscription version %d -> %d (version probing)",
-                         self.used_version, version)
+                log.info(
+                    "subscription version %d -> %d (version probing)", self.used_version, version
+                )
                 self.rejoin_requested = True
             self.used_version = version
             self.assignment = info
@@ -292,7 +293,9 @@ def decode_member(member: MemberSubscription) -> SubscriptionInfo:
     except CodecError as exc:
         log.warning(
             "member %s sent undecodable subscription user data (%s); treating it as a "
-            "process with no local state", member.member_id, exc
+            "process with no local state",
+            member.member_id,
+            exc,
         )
     except Exception as exc:  # noqa: BLE001 - one member's bytes must never crash the leader
         log.warning("member %s: unexpected error decoding user data: %r", member.member_id, exc)
@@ -492,9 +495,7 @@ def decide(
             None,
         )
         if endpoint is not None:
-            endpoints[endpoint] = tuple(
-                sorted({*endpoints.get(endpoint, ()), *client.active})
-            )
+            endpoints[endpoint] = tuple(sorted({*endpoints.get(endpoint, ()), *client.active}))
     out: dict[str, MemberAssignment] = {}
     for client in result.clients.values():
         warmups = set(client.warmup)

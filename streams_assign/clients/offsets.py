@@ -76,6 +76,7 @@ class KafkaEndOffsets:
 
     def close(self) -> None:
         """Close the consumer and its thread."""
+
         def close_consumer() -> None:
             if self._consumer is not None:
                 self._consumer.close()

@@ -347,9 +347,7 @@ class ConsumerAssignor:
                 ConsumerSubscription(
                     member_id=m.member_id,
                     topics=tuple(sorted(topics)),
-                    owned_partitions=tuple(
-                        sorted(partition(t) for t in self._reported(m) & known)
-                    ),
+                    owned_partitions=tuple(sorted(partition(t) for t in self._reported(m) & known)),
                     generation=m.generation if m.generation >= 0 else None,
                 )
                 for m in members
@@ -386,8 +384,8 @@ def make_assignor(name: str, **streams_configs: int) -> GroupAssignor:
     """
     if name == BalancedStickyAssignor.name:
         return BalancedStickyAssignor()
-    if name.startswith("consumer:") and name[len("consumer:"):] in CONSUMER_STRATEGIES:
-        return ConsumerAssignor(name[len("consumer:"):])
+    if name.startswith("consumer:") and name[len("consumer:") :] in CONSUMER_STRATEGIES:
+        return ConsumerAssignor(name[len("consumer:") :])
     from streams_assign.assignors import ASSIGNORS
 
     if name in ASSIGNORS:

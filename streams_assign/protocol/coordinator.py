@@ -100,8 +100,14 @@ class GroupCoordinator(RebalancePhases):
             group = ClassicGroup(group_id, lambda: self.now_ms)
             self.groups[group_id] = group
         request = JoinRequest(
-            member_id, group_instance_id, protocol_type, protocols,
-            session_timeout_ms, rebalance_timeout_ms, client_id, version,
+            member_id,
+            group_instance_id,
+            protocol_type,
+            protocols,
+            session_timeout_ms,
+            rebalance_timeout_ms,
+            client_id,
+            version,
         )
         if not self._accept_joining_member(group, member_id):
             group.remove(member_id)
@@ -215,8 +221,11 @@ class GroupCoordinator(RebalancePhases):
         reply: ResponseFuture,
     ) -> None:
         group.update_member(
-            member, request.protocols, request.rebalance_timeout_ms,
-            request.session_timeout_ms, reply,
+            member,
+            request.protocols,
+            request.rebalance_timeout_ms,
+            request.session_timeout_ms,
+            reply,
         )
         self._maybe_prepare_rebalance_or_complete_join(group)
 
@@ -257,8 +266,11 @@ class GroupCoordinator(RebalancePhases):
         )
         self._reschedule_heartbeat(group, new_member)
         group.update_member(
-            new_member, request.protocols, request.rebalance_timeout_ms,
-            request.session_timeout_ms, reply,
+            new_member,
+            request.protocols,
+            request.rebalance_timeout_ms,
+            request.session_timeout_ms,
+            reply,
         )
         if group.is_in_state(GroupState.STABLE):
             if (group.protocol_name or "") == group.select_protocol():
@@ -334,16 +346,19 @@ class GroupCoordinator(RebalancePhases):
             self._remove_pending_sync_member(group, member_id)
             reply.complete(
                 sync_response(
-                    "NONE", group.protocol_type, group.protocol_name,
+                    "NONE",
+                    group.protocol_type,
+                    group.protocol_name,
                     group.member(member_id).assignment,
                 )
             )
 
     def _remove_pending_sync_member(self, group: ClassicGroup, member_id: str) -> None:
         group.pending_sync_members.discard(member_id)
-        if group.state in (
-            GroupState.DEAD, GroupState.EMPTY, GroupState.PREPARING_REBALANCE
-        ) or len(group.pending_sync_members) == 0:
+        if (
+            group.state in (GroupState.DEAD, GroupState.EMPTY, GroupState.PREPARING_REBALANCE)
+            or len(group.pending_sync_members) == 0
+        ):
             self.timer.cancel(sync_key(group.group_id))
 
     # -- Heartbeat -----------------------------------------------------------------------
@@ -375,9 +390,7 @@ class GroupCoordinator(RebalancePhases):
         return {"error": "NONE"}
 
     # -- LeaveGroup ----------------------------------------------------------------------
-    def leave_group(
-        self, group_id: str, members: list[tuple[str, str | None]]
-    ) -> dict[str, Any]:
+    def leave_group(self, group_id: str, members: list[tuple[str, str | None]]) -> dict[str, Any]:
         """LeaveGroup for ``(member id, group.instance.id)`` identities.
 
         Returns ``{"error": name, "members": [(member id, instance id, error name)]}``.
@@ -432,7 +445,9 @@ class GroupCoordinator(RebalancePhases):
         if group is None or group.is_in_state(GroupState.DEAD):
             return {"error": "GROUP_ID_NOT_FOUND"}
         if group.state in (
-            GroupState.STABLE, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE
+            GroupState.STABLE,
+            GroupState.PREPARING_REBALANCE,
+            GroupState.COMPLETING_REBALANCE,
         ):
             return {"error": "NON_EMPTY_GROUP"}
         del self.groups[group_id]

@@ -22,8 +22,11 @@ def _response_matches(response: Mapping[str, Any], wanted: Mapping[str, Any]) ->
             # Flows list the leader's members as a set of names (Kafka's tests assert sets).
             got = sorted(m["member"] for m in response.get("members", []))
             value = sorted(value)
-        elif key == "members" and response.get("api") == "leave" and value and isinstance(
-            value[0], str
+        elif (
+            key == "members"
+            and response.get("api") == "leave"
+            and value
+            and isinstance(value[0], str)
         ):
             got = [m["member"] for m in response.get("members", [])]
         if got != value:
@@ -31,9 +34,7 @@ def _response_matches(response: Mapping[str, Any], wanted: Mapping[str, Any]) ->
     return True
 
 
-def check_expectations(
-    output: Mapping[str, Any], expect: Sequence[Mapping[str, Any]]
-) -> list[str]:
+def check_expectations(output: Mapping[str, Any], expect: Sequence[Mapping[str, Any]]) -> list[str]:
     """The expectations ``output`` fails, one message each (empty when all hold).
 
     Parameters
@@ -63,8 +64,7 @@ def check_expectations(
             for key, value in entry["group"].items():
                 if group.get(key) != value:
                     failures.append(
-                        f"expect[{n}]: event {i} group.{key} = {group.get(key)!r}, "
-                        f"want {value!r}"
+                        f"expect[{n}]: event {i} group.{key} = {group.get(key)!r}, want {value!r}"
                     )
         if "response_count" in entry and len(event["responses"]) != entry["response_count"]:
             failures.append(

@@ -168,12 +168,14 @@ class SimulationResult:
             "records_restored": self.records_restored,
             "final_tasks": stopped,
             "final_members": list(self.final_members),
-            "final_stopped": {t: s for t, s in sorted(self.final_status.items())
-                              if s != "running"},
+            "final_stopped": {t: s for t, s in sorted(self.final_status.items()) if s != "running"},
             "violations": list(self.violations),
             "events": [
                 {
-                    "i": e.index, "t": e.t_ms, "type": e.kind, "rebalances": e.rebalances,
+                    "i": e.index,
+                    "t": e.t_ms,
+                    "type": e.kind,
+                    "rebalances": e.rebalances,
                     "generation": e.generation,
                     "task_seconds_unavailable": {
                         k: round(v, 3) for k, v in e.task_seconds_unavailable.items()

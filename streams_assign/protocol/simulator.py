@@ -147,8 +147,12 @@ class GroupSimulator(TaskRuntime):
         member.epoch += 1
         if graceful and member.instance_id is None and member.member_id:
             member_id = member.member_id
-            self._send(member, lambda: self.coordinator.leave_group(GROUP_ID, [(member_id, None)]),
-                       even_if_dead=True, delay_ms=closing_ms)
+            self._send(
+                member,
+                lambda: self.coordinator.leave_group(GROUP_ID, [(member_id, None)]),
+                even_if_dead=True,
+                delay_ms=closing_ms,
+            )
 
     def pause_member(self, name: str, duration_ms: int) -> None:
         """Cut a member off the cluster for ``duration_ms`` (its tasks make no progress)."""
@@ -249,8 +253,14 @@ class GroupSimulator(TaskRuntime):
             self.subscriptions[member.name] = subscription
             self.coordinator.join_group(
                 self._reply(member, lambda r: self._on_join(member, r)),
-                GROUP_ID, member.member_id, member.instance_id, "consumer", protocols,
-                settings.session_timeout_ms, settings.rebalance_timeout_ms, member.name,
+                GROUP_ID,
+                member.member_id,
+                member.instance_id,
+                "consumer",
+                protocols,
+                settings.session_timeout_ms,
+                settings.rebalance_timeout_ms,
+                member.name,
             )
 
         self._send(member, request, delay_ms=closing_ms)
@@ -280,13 +290,19 @@ class GroupSimulator(TaskRuntime):
                 assignments = self._lead(member, response)
             generation = member.generation
             member_id = member.member_id
-            self._send(member, lambda: self.coordinator.sync_group(
-                self._reply(
-                    member, lambda r: self._on_sync(member, r, generation), generation
+            self._send(
+                member,
+                lambda: self.coordinator.sync_group(
+                    self._reply(member, lambda r: self._on_sync(member, r, generation), generation),
+                    GROUP_ID,
+                    member_id,
+                    generation,
+                    member.instance_id,
+                    "consumer",
+                    self.assignor.name,
+                    assignments,
                 ),
-                GROUP_ID, member_id, generation, member.instance_id, "consumer",
-                self.assignor.name, assignments,
-            ))
+            )
         elif error == "FENCED_INSTANCE_ID":
             self._lose_all(member)
             member.alive = False
@@ -324,8 +340,12 @@ class GroupSimulator(TaskRuntime):
             leader_epoch = leader.epoch
 
             def probe() -> None:
-                if leader.epoch == leader_epoch and leader.alive and leader.phase == "stable" \
-                        and leader.generation == generation:
+                if (
+                    leader.epoch == leader_epoch
+                    and leader.alive
+                    and leader.phase == "stable"
+                    and leader.generation == generation
+                ):
                     self._join(leader)
 
             self.at(self.now + self.settings.probing_rebalance_interval_ms, probe)
@@ -400,8 +420,9 @@ class GroupSimulator(TaskRuntime):
         # that asks nothing of the member is not delivered, which keeps long runs fast.
         response = self.coordinator.heartbeat(GROUP_ID, member_id, generation, member.instance_id)
         if response["error"] != "NONE" or resume:
-            self.at(self.now + 2 * latency,
-                    lambda: self._on_heartbeat(member, response, epoch, resume))
+            self.at(
+                self.now + 2 * latency, lambda: self._on_heartbeat(member, response, epoch, resume)
+            )
         self._schedule_heartbeat(member)
 
     def _on_heartbeat(
@@ -429,6 +450,7 @@ class GroupSimulator(TaskRuntime):
         member.generation = -1
         self._join(member)
 
+
 def _with_id(subscription: MemberSubscription, member_id: str) -> MemberSubscription:
     return MemberSubscription(
         member_id=member_id,
@@ -443,4 +465,3 @@ def _with_id(subscription: MemberSubscription, member_id: str) -> MemberSubscrip
 def task_names(count: int, start: int = 0) -> list[str]:
     """Streams task ids ``0_<n>`` for ``n`` in ``[start, start + count)``."""
     return [f"0_{n}" for n in range(start, start + count)]
-

@@ -52,8 +52,6 @@ class MemberState:
     is_leader: bool = False
 
 
-
-
 class TaskRuntime:
     """The event queue, the tasks' owners and statuses, and the restore model.
 

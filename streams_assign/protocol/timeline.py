@@ -60,8 +60,16 @@ EVENT_TYPES = {
     "add_tasks": ("tasks",),
 }
 _STREAMS_KEYS = ("acceptable_recovery_lag", "max_warmup_replicas", "num_standby_replicas")
-_TOP_KEYS = {"tasks", "assignor", "protocols", "duration_ms", "settings", "events", "name",
-             "description"}
+_TOP_KEYS = {
+    "tasks",
+    "assignor",
+    "protocols",
+    "duration_ms",
+    "settings",
+    "events",
+    "name",
+    "description",
+}
 DEFAULT_SETTLE_MS = 300_000
 
 
@@ -122,8 +130,10 @@ def validate_timeline(document: Any, source: str = "<timeline>") -> dict[str, An
     doc = dict(document)
     doc["tasks"] = _int(doc.get("tasks"), source, "tasks")
     protocols = doc.get("protocols", list(PROTOCOLS))
-    if not isinstance(protocols, list) or not protocols or any(
-        p not in PROTOCOLS for p in protocols
+    if (
+        not isinstance(protocols, list)
+        or not protocols
+        or any(p not in PROTOCOLS for p in protocols)
     ):
         raise _fail(source, "protocols", f"must list eager and/or cooperative, got {protocols!r}")
     doc["protocols"] = protocols
@@ -137,21 +147,29 @@ def validate_timeline(document: Any, source: str = "<timeline>") -> dict[str, An
             raise _fail(source, path, f"must be an object, got {event!r}")
         kind = event.get("type")
         if kind not in EVENT_TYPES:
-            raise _fail(source, f"{path}.type",
-                        f"must be one of {', '.join(EVENT_TYPES)}, got {kind!r}")
+            raise _fail(
+                source, f"{path}.type", f"must be one of {', '.join(EVENT_TYPES)}, got {kind!r}"
+            )
         t = _int(event.get("t"), source, f"{path}.t", last)
         last = t
         for key in EVENT_TYPES[kind]:
             if key not in event:
                 raise _fail(source, f"{path}.{key}", f"missing for a {kind} event")
-        for key in ("members", "tasks", "duration_ms", "restart_after_ms", "down_ms",
-                    "interval_ms"):
+        for key in (
+            "members",
+            "tasks",
+            "duration_ms",
+            "restart_after_ms",
+            "down_ms",
+            "interval_ms",
+        ):
             if key in event:
                 _int(event[key], source, f"{path}.{key}", 1 if key != "restart_after_ms" else 0)
         if "member" in event and not isinstance(event["member"], str):
             raise _fail(source, f"{path}.member", f"must be a member name, got {event['member']!r}")
-    doc["duration_ms"] = _int(doc.get("duration_ms", last + DEFAULT_SETTLE_MS), source,
-                              "duration_ms", last)
+    doc["duration_ms"] = _int(
+        doc.get("duration_ms", last + DEFAULT_SETTLE_MS), source, "duration_ms", last
+    )
     parse_settings(doc.get("settings"), source)
     return doc
 
@@ -255,8 +273,9 @@ def _split(values: Any) -> tuple[float, ...]:
     return tuple(values)
 
 
-def _apply(sim: GroupSimulator, event: Mapping[str, Any], started: list[int],
-           member_named: Any, path: str) -> None:
+def _apply(
+    sim: GroupSimulator, event: Mapping[str, Any], started: list[int], member_named: Any, path: str
+) -> None:
     kind = event["type"]
     now = sim.now
     if kind in ("start", "scale_out"):
@@ -264,9 +283,8 @@ def _apply(sim: GroupSimulator, event: Mapping[str, Any], started: list[int],
             started[0] += 1
             sim.start_member(f"m{started[0]}", keep_state=False)
     elif kind == "scale_in":
-        names = sorted((m.name for m in sim.members.values() if m.alive),
-                       key=lambda n: int(n[1:]))
-        for name in names[-event["members"]:]:
+        names = sorted((m.name for m in sim.members.values() if m.alive), key=lambda n: int(n[1:]))
+        for name in names[-event["members"] :]:
             sim.stop_member(name, graceful=True)
     elif kind == "crash":
         name = member_named(event["member"], f"{path}.member")
@@ -278,8 +296,9 @@ def _apply(sim: GroupSimulator, event: Mapping[str, Any], started: list[int],
     elif kind == "rolling_bounce":
         down = event.get("down_ms", 10_000)
         interval = event.get("interval_ms", 30_000)
-        bounced = sorted((m.name for m in sim.members.values() if m.alive),
-                         key=lambda n: int(n[1:]))
+        bounced = sorted(
+            (m.name for m in sim.members.values() if m.alive), key=lambda n: int(n[1:])
+        )
         for k, name in enumerate(bounced):
             start = now + k * interval
             sim.at(start, lambda n=name: sim.stop_member(n, graceful=True))  # type: ignore[misc]

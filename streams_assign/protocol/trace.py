@@ -45,13 +45,25 @@ HARNESS = "streams_assign.protocol"
 API_VERSIONS = {"JoinGroup": 9, "SyncGroup": 5, "Heartbeat": 4, "LeaveGroup": 5}
 _CLIENT_DEFAULTS = {"session_timeout_ms": 45000, "rebalance_timeout_ms": 300000}
 _CONFIG_KEYS = {
-    "session_timeout_ms", "rebalance_timeout_ms", "initial_rebalance_delay_ms",
-    "min_session_timeout_ms", "max_session_timeout_ms", "max_size", "protocol_type",
+    "session_timeout_ms",
+    "rebalance_timeout_ms",
+    "initial_rebalance_delay_ms",
+    "min_session_timeout_ms",
+    "max_session_timeout_ms",
+    "max_size",
+    "protocol_type",
 }
 _EVENT_TYPES = {"join", "sync", "heartbeat", "leave", "delete_group", "advance"}
 _JOIN_FIELDS = (
-    "group_instance_id", "protocol_type", "protocols", "session_timeout_ms",
-    "rebalance_timeout_ms", "client_id", "reason", "version", "group_id",
+    "group_instance_id",
+    "protocol_type",
+    "protocols",
+    "session_timeout_ms",
+    "rebalance_timeout_ms",
+    "client_id",
+    "reason",
+    "version",
+    "group_id",
 )
 
 
@@ -148,7 +160,11 @@ class _Recorder:
     ) -> None:
         """Record a response; ``at`` inserts it at that position (synchronous answers)."""
         out: dict[str, Any] = {
-            "member": label, "api": api, "req": req, "t": self.now, "cause": self.cause,
+            "member": label,
+            "api": api,
+            "req": req,
+            "t": self.now,
+            "cause": self.cause,
             "error": response["error"],
         }
         if api == "join":
@@ -166,8 +182,11 @@ class _Recorder:
                 leader=self.name(response["leader"]) or None,
                 skip_assignment=response["skip_assignment"],
                 members=[
-                    {"member": self.name(m), "group_instance_id": i,
-                     "metadata": self.codec.render(md)}
+                    {
+                        "member": self.name(m),
+                        "group_instance_id": i,
+                        "metadata": self.codec.render(md),
+                    }
                     for m, i, md in response["members"]
                 ],
             )
@@ -335,8 +354,14 @@ class _TraceReplay:
             response = self.coordinator.delete_group(event.get("group_id", self.group_id))
             rec.responses.insert(
                 request_start,
-                {"member": label, "api": "delete_group", "req": i, "t": t,
-                 "cause": "request", "error": response["error"]}
+                {
+                    "member": label,
+                    "api": "delete_group",
+                    "req": i,
+                    "t": t,
+                    "cause": "request",
+                    "error": response["error"],
+                },
             )
             rec.total += 1
         out_event["timers_fired"] = list(self.fired)
@@ -360,9 +385,7 @@ class _TraceReplay:
         rec.now = t
         rec.cause = "request"
 
-    def _join(
-        self, event: Mapping[str, Any], i: int, path: str, label: str, state: _Label
-    ) -> None:
+    def _join(self, event: Mapping[str, Any], i: int, path: str, label: str, state: _Label) -> None:
         """A JoinGroup: the event's fields over the label's last join over the defaults."""
         rec, group_id = self.rec, self.group_id
         fields = {**self.join_defaults, **state.join}
@@ -517,8 +540,7 @@ def _snapshot(coordinator: GroupCoordinator, group_id: str, rec: _Recorder) -> d
             "pending_sync": names(group.pending_sync_members),
             "new": names(m.member_id for m in members if m.is_new),
             "static": {k: rec.name(v) for k, v in group.static_members.items()},
-            "assignment": {rec.name(m.member_id): rec.codec.render(m.assignment)
-                           for m in members},
+            "assignment": {rec.name(m.member_id): rec.codec.render(m.assignment) for m in members},
         },
     }
 
@@ -542,4 +564,3 @@ def load_trace(path: str | Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise InvalidTraceError(f"{path}: $: a trace must be a JSON object")
     return document
-

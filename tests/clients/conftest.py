@@ -90,18 +90,28 @@ class AppCluster:
         events = self.root / f"{name}.jsonl"
         log_path = self.root / f"{name}.log"
         command = [
-            sys.executable, str(EXAMPLES / self.script),
-            "--bootstrap-servers", self.bootstrap,
-            "--application-id", self.application_id,
-            "--input-topic", self.input_topic,
-            "--state-dir", str(state_dir),
-            "--events", str(events),
+            sys.executable,
+            str(EXAMPLES / self.script),
+            "--bootstrap-servers",
+            self.bootstrap,
+            "--application-id",
+            self.application_id,
+            "--input-topic",
+            self.input_topic,
+            "--state-dir",
+            str(state_dir),
+            "--events",
+            str(events),
             *self.app_args,
         ]
         with open(log_path, "wb") as log:
             popen = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, cwd=REPO,
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd=REPO,
             )
         process = AppProcess(name, popen, state_dir, events, log_path)
         self.processes[name] = process
@@ -143,8 +153,9 @@ class AppCluster:
         while time.monotonic() < deadline:
             for process in self.processes.values():
                 if process.killed_at is None and process.popen.poll() is not None:
-                    pytest.fail(f"app {process.name} exited while waiting for {what}:\n"
-                                f"{self.logs()}")
+                    pytest.fail(
+                        f"app {process.name} exited while waiting for {what}:\n{self.logs()}"
+                    )
             value = condition()
             if value:
                 return value
@@ -173,7 +184,7 @@ class AppCluster:
         for process in self.live():
             for event in process.events():
                 if event["event"] == "assigned" and event["t"] < moment:
-                    latest[f'{event["process"]}-{event["index"]}'] = event
+                    latest[f"{event['process']}-{event['index']}"] = event
         return latest
 
     def stable(self, members: int, since: float = 0.0) -> dict[str, dict[str, Any]] | None:
@@ -211,7 +222,9 @@ class AppCluster:
         try:
             for i in range(start, start + records):
                 producer.send(
-                    self.input_topic, key=f"k{i % 97}".encode(), value=b"1",
+                    self.input_topic,
+                    key=f"k{i % 97}".encode(),
+                    value=b"1",
                     partition=i % PARTITIONS,
                 )
             producer.flush()
@@ -312,7 +325,9 @@ class Trickle:
             while not self._stop.is_set():
                 for i in range(self.per_tick):
                     producer.send(
-                        self.cluster.input_topic, key=f"t{i % 31}".encode(), value=b"1",
+                        self.cluster.input_topic,
+                        key=f"t{i % 31}".encode(),
+                        value=b"1",
                         partition=i % PARTITIONS,
                     )
                 self.sent += self.per_tick

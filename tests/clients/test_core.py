@@ -60,9 +60,7 @@ class Group:
         return process
 
     def kill(self, process_id: str) -> None:
-        self.members = {
-            m: s for m, s in self.members.items() if s.process.process_id != process_id
-        }
+        self.members = {m: s for m, s in self.members.items() if s.process.process_id != process_id}
 
     def rebalance(self, standby_lag: int = 5) -> dict[str, object]:
         leader = next(iter(self.members.values())).process
@@ -172,10 +170,7 @@ def test_new_process_gets_warmups_and_a_probing_rebalance_is_scheduled() -> None
     newcomer = group.add_process()
     decision = group.rebalance(standby_lag=END)  # warmups start from nothing
     warmups = [
-        t
-        for s in group.members.values()
-        if s.process is newcomer
-        for t in s.assignment.warmup
+        t for s in group.members.values() if s.process is newcomer for t in s.assignment.warmup
     ]
     assert 1 <= len(warmups) <= settings.max_warmup_replicas
     for assignment in decision.values():
@@ -288,8 +283,9 @@ def test_cooperative_withholds_tasks_still_owned_elsewhere_until_released() -> N
     assert len(actives_round_2) < PARTITIONS + 4  # the moving tasks were withheld
     _cooperative_round(first, group.members)  # the old owner released them
     actives = sorted(t for s in group.members.values() for t in s.assignment.active)
-    assert actives == sorted([TaskId(0, p) for p in range(PARTITIONS)] +
-                             [TaskId(1, p) for p in range(4)])
+    assert actives == sorted(
+        [TaskId(0, p) for p in range(PARTITIONS)] + [TaskId(1, p) for p in range(4)]
+    )
     assert newcomer.assignment.active
 
 

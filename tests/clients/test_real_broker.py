@@ -23,8 +23,14 @@ RECORDS = int(os.environ.get("STREAMS_ASSIGN_CLIENTS_RECORDS", "3600"))
 #: Records per 100 ms from the background producer around the kill.
 TRICKLE = int(os.environ.get("STREAMS_ASSIGN_CLIENTS_TRICKLE", "24"))
 STREAMS_ARGS = [
-    "--assignor", "streams", "--num-standby-replicas", "1", "--acceptable-recovery-lag", "50",
-    "--session-timeout-ms", "3000",
+    "--assignor",
+    "streams",
+    "--num-standby-replicas",
+    "1",
+    "--acceptable-recovery-lag",
+    "50",
+    "--session-timeout-ms",
+    "3000",
 ]
 #: kafka-python 3.x heartbeats from an IO thread that shares the GIL with the app's threads; on
 #: a loaded 2-core machine 3 s sessions expired now and then, so its runs use 6 s.
@@ -154,19 +160,20 @@ def run_failover(make: Any, trickle: Any, script: str, args: list[str], name: st
         }
     run = FailoverRun(name, before, after, victim_id, victim_tasks, end_at_kill, lag)
     run.end_read_at_kill = {t: read_at_kill[int(t.split("_")[1])] for t in victim_tasks}
-    restored_events = [
-        e for p in cluster.live() for e in p.events() if e["event"] == "restored"
-    ]
+    restored_events = [e for p in cluster.live() for e in p.events() if e["event"] == "restored"]
     after_kill = [e for p in cluster.live() for e in p.events() if e["t"] >= killed_at]
     first_generation = min(
         (e["generation"] for e in after_kill if e["event"] == "assigned"), default=-1
     )
     run.active_first_after_kill = {
-        (e["process"], t) for e in after_kill
-        if e["event"] == "assigned" and e["generation"] == first_generation for t in e["active"]
+        (e["process"], t)
+        for e in after_kill
+        if e["event"] == "assigned" and e["generation"] == first_generation
+        for t in e["active"]
     }
     run.kept_across_kill = {
-        (e["process"], e["task"]) for e in after_kill
+        (e["process"], e["task"])
+        for e in after_kill
         if e["event"] == "kept" and e["generation"] == first_generation
     }
     for task in victim_tasks:
@@ -293,9 +300,7 @@ def scale_out(app_cluster: Any) -> ScaleOutRun:
 
     final = cluster.wait_until("the 4 processes to converge (no probing pending)", converged)
     newcomer_id = newcomer.process_id()
-    events = [
-        e for p in cluster.live() for e in p.events() if e["t"] >= joined_at
-    ]
+    events = [e for p in cluster.live() for e in p.events() if e["t"] >= joined_at]
     assigned = [e for e in events if e["event"] == "assigned"]
     generations = sorted({e["generation"] for e in assigned})
     previous_process: dict[str, str] = {}
@@ -307,9 +312,12 @@ def scale_out(app_cluster: Any) -> ScaleOutRun:
         for task in e["active"]:
             if previous_process.get(task) not in (None, e["process"]):
                 restored = next(
-                    r for r in events
-                    if r["event"] == "restored" and r["member"] == e["member"]
-                    and r["task"] == task and r["t"] >= e["t"]
+                    r
+                    for r in events
+                    if r["event"] == "restored"
+                    and r["member"] == e["member"]
+                    and r["task"] == task
+                    and r["t"] >= e["t"]
                 )
                 moves.append({**restored, "generation": e["generation"]})
             previous_process[task] = e["process"]
@@ -356,7 +364,10 @@ def test_no_task_waits_for_a_full_restore_while_it_moves(scale_out: ScaleOutRun)
 @pytest.fixture(scope="module")
 def kafka_python_failover(app_cluster: Any, trickle: Any) -> FailoverRun:
     return run_failover(
-        app_cluster, trickle, "counts_app_sync.py", KAFKA_PYTHON_ARGS,
+        app_cluster,
+        trickle,
+        "counts_app_sync.py",
+        KAFKA_PYTHON_ARGS,
         "kafka-python streams-assign",
     )
 
@@ -400,7 +411,10 @@ def test_kafka_python_baseline_restores_the_whole_changelog(
 @pytest.fixture(scope="module")
 def kafka_python_cooperative_failover(app_cluster: Any, trickle: Any) -> FailoverRun:
     return run_failover(
-        app_cluster, trickle, "counts_app_sync.py", [*KAFKA_PYTHON_ARGS, "--cooperative"],
+        app_cluster,
+        trickle,
+        "counts_app_sync.py",
+        [*KAFKA_PYTHON_ARGS, "--cooperative"],
         "kafka-python cooperative streams-assign",
     )
 
@@ -414,7 +428,9 @@ def test_kafka_python_cooperative_failover_keeps_survivors_tasks_running(
     for task in run.victim_tasks:
         run.assert_moved_to_a_caught_up_copy(task)
     survivors_tasks = {
-        (e["process"], t) for e in run.before.values() for t in e["active"]
+        (e["process"], t)
+        for e in run.before.values()
+        for t in e["active"]
         if e["process"] != run.victim_process
     }
     stayed = survivors_tasks & run.active_first_after_kill

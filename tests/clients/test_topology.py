@@ -12,17 +12,27 @@ from streams_assign.model import Subtopology, TaskId
 
 def test_public_names_are_pinned() -> None:
     assert sorted(clients.__all__) == [
-        "AssignmentInfo", "CodecError", "MemberState", "PROTOCOL_NAME", "StreamsProcess",
-        "StreamsSettings", "SubscriptionInfo", "Subtopology", "Topology", "TopologyError",
+        "AssignmentInfo",
+        "CodecError",
+        "MemberState",
+        "PROTOCOL_NAME",
+        "StreamsProcess",
+        "StreamsSettings",
+        "SubscriptionInfo",
+        "Subtopology",
+        "Topology",
+        "TopologyError",
         "decide",
     ]
 
 
 def test_partition_p_of_every_source_topic_is_task_sub_p() -> None:
-    topology = Topology.from_dict({
-        "0": {"source_topics": ["orders", "payments"], "changelog_topics": ["app-s-changelog"]},
-        "1": {"source_topics": ["clicks"]},
-    })
+    topology = Topology.from_dict(
+        {
+            "0": {"source_topics": ["orders", "payments"], "changelog_topics": ["app-s-changelog"]},
+            "1": {"source_topics": ["clicks"]},
+        }
+    )
     tasks = topology.tasks({"orders": 2, "payments": 2, "clicks": 1})
     assert tasks == {TaskId(0, 0): True, TaskId(0, 1): True, TaskId(1, 0): False}
     assert topology.source_partitions(TaskId(0, 1)) == (("orders", 1), ("payments", 1))

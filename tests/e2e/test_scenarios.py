@@ -118,7 +118,6 @@ def test_no_instance_jvm_outlives_its_scenario(outcomes: dict[str, Any]) -> None
     }
     assert app_ids, "no scenario finished"
     leftovers = [
-        line for line in _java_command_lines()
-        if any(app_id in line + " " for app_id in app_ids)
+        line for line in _java_command_lines() if any(app_id in line + " " for app_id in app_ids)
     ]
     assert leftovers == []

@@ -18,11 +18,16 @@ PERF = "org.apache.kafka.tools.ProducerPerformance"
 
 
 def test_created_topic_has_its_partitions_and_configs(kafka_broker: KafkaBroker) -> None:
-    kafka_broker.create_topic("broker-test-compacted", partitions=3,
-                              configs={"cleanup.policy": "compact"})
+    kafka_broker.create_topic(
+        "broker-test-compacted", partitions=3, configs={"cleanup.policy": "compact"}
+    )
     out = kafka_broker.run_tool(
-        TOPICS, "--bootstrap-server", kafka_broker.bootstrap_servers,
-        "--describe", "--topic", "broker-test-compacted",
+        TOPICS,
+        "--bootstrap-server",
+        kafka_broker.bootstrap_servers,
+        "--describe",
+        "--topic",
+        "broker-test-compacted",
     ).stdout
     assert "PartitionCount: 3" in out
     assert "cleanup.policy=compact" in out
@@ -32,13 +37,25 @@ def test_created_topic_has_its_partitions_and_configs(kafka_broker: KafkaBroker)
 def test_get_offsets_counts_the_records_produced(kafka_broker: KafkaBroker) -> None:
     kafka_broker.create_topic("broker-test-offsets", partitions=1)
     kafka_broker.run_tool(
-        PERF, "--topic", "broker-test-offsets", "--num-records", "25", "--record-size", "8",
-        "--throughput", "-1", "--producer-props",
-        f"bootstrap.servers={kafka_broker.bootstrap_servers}", "acks=all",
+        PERF,
+        "--topic",
+        "broker-test-offsets",
+        "--num-records",
+        "25",
+        "--record-size",
+        "8",
+        "--throughput",
+        "-1",
+        "--producer-props",
+        f"bootstrap.servers={kafka_broker.bootstrap_servers}",
+        "acks=all",
     )
     out = kafka_broker.run_tool(
-        OFFSETS, "--bootstrap-server", kafka_broker.bootstrap_servers,
-        "--topic", "broker-test-offsets",
+        OFFSETS,
+        "--bootstrap-server",
+        kafka_broker.bootstrap_servers,
+        "--topic",
+        "broker-test-offsets",
     ).stdout
     assert out.split() == ["broker-test-offsets:0:25"]
 
@@ -46,8 +63,12 @@ def test_get_offsets_counts_the_records_produced(kafka_broker: KafkaBroker) -> N
 def test_failing_tool_raises_with_its_output(kafka_broker: KafkaBroker) -> None:
     with pytest.raises(KafkaToolError, match="no-such-topic"):
         kafka_broker.run_tool(
-            TOPICS, "--bootstrap-server", kafka_broker.bootstrap_servers,
-            "--describe", "--topic", "no-such-topic",
+            TOPICS,
+            "--bootstrap-server",
+            kafka_broker.bootstrap_servers,
+            "--describe",
+            "--topic",
+            "no-such-topic",
         )
 
 

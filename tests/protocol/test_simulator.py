@@ -78,9 +78,7 @@ def test_every_event_type_runs_with_the_high_availability_assignor() -> None:
         assert len(result.final_status) == 50
 
 
-@pytest.mark.parametrize(
-    "strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"]
-)
+@pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"])
 def test_kafkas_consumer_assignors_lead_the_simulated_group(strategy: str) -> None:
     timeline = _timeline("rolling_bounce.json")
     timeline["assignor"] = f"consumer:{strategy}"

@@ -27,9 +27,11 @@ def timelines(draw: st.DrawFn) -> dict[str, Any]:
     t = 0
     for _ in range(draw(st.integers(0, 5))):
         t += draw(st.integers(1, 120)) * 1000
-        kind = draw(st.sampled_from(
-            ["scale_out", "scale_in", "crash", "rolling_bounce", "network_pause", "add_tasks"]
-        ))
+        kind = draw(
+            st.sampled_from(
+                ["scale_out", "scale_in", "crash", "rolling_bounce", "network_pause", "add_tasks"]
+            )
+        )
         member = f"m{draw(st.integers(1, started))}"
         if kind == "scale_out":
             count = draw(st.integers(1, 2))
@@ -43,19 +45,38 @@ def timelines(draw: st.DrawFn) -> dict[str, Any]:
                 event["restart_after_ms"] = draw(st.integers(0, 90)) * 1000
             events.append(event)
         elif kind == "rolling_bounce":
-            events.append({"t": t, "type": kind, "down_ms": draw(st.integers(1, 20)) * 1000,
-                           "interval_ms": draw(st.integers(1, 40)) * 1000})
+            events.append(
+                {
+                    "t": t,
+                    "type": kind,
+                    "down_ms": draw(st.integers(1, 20)) * 1000,
+                    "interval_ms": draw(st.integers(1, 40)) * 1000,
+                }
+            )
         elif kind == "network_pause":
-            events.append({"t": t, "type": kind, "member": member,
-                           "duration_ms": draw(st.integers(1, 90)) * 1000})
+            events.append(
+                {
+                    "t": t,
+                    "type": kind,
+                    "member": member,
+                    "duration_ms": draw(st.integers(1, 90)) * 1000,
+                }
+            )
         else:
             events.append({"t": t, "type": kind, "tasks": draw(st.integers(1, 5))})
     return {
         "tasks": draw(st.integers(1, 30)),
-        "assignor": draw(st.sampled_from([
-            "balanced_sticky", "consumer:range", "consumer:roundrobin", "consumer:sticky",
-            "consumer:cooperative-sticky",
-        ])),
+        "assignor": draw(
+            st.sampled_from(
+                [
+                    "balanced_sticky",
+                    "consumer:range",
+                    "consumer:roundrobin",
+                    "consumer:sticky",
+                    "consumer:cooperative-sticky",
+                ]
+            )
+        ),
         "settings": {
             "state_records_per_task": draw(st.sampled_from([0, 20_000, 100_000])),
             "restore_records_per_sec": 20_000,

@@ -33,7 +33,6 @@ The input comes from optional top-level fields of the cluster state (``docs/rack
 (or the racks of ``clients[].consumers``).
 """
 
-
 from streams_assign.assignors.rack_aware.assignor import (
     BALANCE_SUBTOPOLOGY,
     MIN_TRAFFIC,

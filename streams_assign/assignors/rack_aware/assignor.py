@@ -53,8 +53,6 @@ MIN_TRAFFIC = "min_traffic"
 BALANCE_SUBTOPOLOGY = "balance_subtopology"
 
 
-
-
 class RackAwareTaskAssignor:
     """Kafka's ``RackAwareTaskAssignor`` for one cluster state.
 
