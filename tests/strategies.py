@@ -2,7 +2,7 @@
 
 Every choice (client count, capacities, which tasks are stateful, who held what, each lag, the
 configs) is its own draw, so hypothesis shrinks a failing document to a small one instead of
-to a smaller random seed. Import with ``sys.path`` pointing at ``tests/`` (see the users).
+to a smaller random seed. Import as ``tests.strategies`` (pytest puts the checkout on the path).
 """
 
 from __future__ import annotations

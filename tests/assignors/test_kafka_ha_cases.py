@@ -8,17 +8,12 @@ snake_case), runs the HA assignor on its ``scenario`` and applies what Kafka's t
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kafka_cases_helpers as kc  # noqa: E402
-
-from streams_assign.assignors import assign  # noqa: E402
-from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
-from streams_assign.model import Assignment, ClientAssignment, TaskId  # noqa: E402
+import tests.assignors.kafka_cases_helpers as kc
+from streams_assign.assignors import assign
+from streams_assign.formats.cluster_state import parse_cluster_state
+from streams_assign.model import Assignment, ClientAssignment, TaskId
 
 
 def check_case(name: str) -> None:

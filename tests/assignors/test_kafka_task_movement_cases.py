@@ -9,22 +9,18 @@ movement count and resulting sets Kafka asserts.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kafka_cases_helpers as kc  # noqa: E402
-
-from streams_assign.assignors.movements import (  # noqa: E402
+import tests.assignors.kafka_cases_helpers as kc
+from streams_assign.assignors.movements import (
     WarmupBudget,
     assign_active_task_movements,
 )
-from streams_assign.assignors.state import AssignmentState  # noqa: E402
-from streams_assign.formats.cluster_state import parse_cluster_state  # noqa: E402
-from streams_assign.model import TaskId  # noqa: E402
+from streams_assign.assignors.state import AssignmentState
+from streams_assign.formats.cluster_state import parse_cluster_state
+from streams_assign.model import TaskId
 
 CASES = sorted(p.stem for p in kc.MOVEMENT_CASES.glob("*.json"))
 

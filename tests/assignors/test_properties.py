@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import logging
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -21,10 +19,8 @@ from hypothesis import strategies as st
 from streams_assign.assignors.high_availability import HighAvailabilityTaskAssignor
 from streams_assign.formats.cluster_state import parse_cluster_state
 from streams_assign.model import ClusterState
+from tests.strategies import cluster_documents
 from tests.tiers import examples
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from strategies import cluster_documents  # noqa: E402
 
 logging.getLogger("streams_assign").setLevel(logging.ERROR)
 

@@ -637,12 +637,8 @@ def test_ha_kafka_cases_hold_with_rack_awareness(name: str, strategy: str, max_s
     Kafka runs each with (min_traffic, maxSkew 1) and (balance_subtopology, maxSkew 4) and keeps
     its assertions; rows 10 and 26 use another fixture then (``ha_rack_variants.json``).
     """
-    here = str(Path(__file__).resolve().parent)
-    sys.path.insert(0, here)
-    try:
-        import kafka_cases_helpers as kc
-    finally:
-        sys.path.remove(here)
+    import tests.assignors.kafka_cases_helpers as kc
+
     variant = HA_VARIANTS["cases"].get(name)
     case = variant if variant is not None else kc.load_case(kc.ha_case_path(name))
     scenario = {**case["scenario"], **{k: v for k, v in FIXTURE.items() if k != "description"}}
