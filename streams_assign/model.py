@@ -477,7 +477,7 @@ class Assignment:
     extras: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The output document of ``scenario-format.md``."""
+        """The output document of ``docs/scenario-format.md``."""
         clients: dict[str, Any] = {}
         for process_id, client in self.clients.items():
             entry: dict[str, Any] = {

@@ -27,7 +27,7 @@ LAGS = st.one_of(
 def cluster_documents(
     draw: st.DrawFn, max_clients: int = 10, max_tasks: int = 24
 ) -> dict[str, Any]:
-    """A cluster-state document in the format of ``scenario-format.md``.
+    """A cluster-state document in the format of ``docs/scenario-format.md``.
 
     Uneven capacities, stateful and stateless tasks over up to 4 subtopologies, previous
     actives and standbys with lags around ``acceptable.recovery.lag``, unknown lags (-3),

@@ -1,5 +1,7 @@
 """Lags: Kafka's ``computeTaskLags`` rules, Kafka-native offset-sum input, the caught-up predicate
-and the by-lag order (reference 1.4, 4.4 and ClientStateTest's lag cases in 9.5)."""
+and the by-lag order (``ClientState.computeTaskLags``, ``TaskMovement.taskIsCaughtUpOnClient``,
+``HighAvailabilityTaskAssignor.tasksToClientByLag`` and the lag cases of Kafka's
+``ClientStateTest``)."""
 
 from __future__ import annotations
 

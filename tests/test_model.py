@@ -1,5 +1,6 @@
 """The value types: TaskId, process-id order, UUID hash codes, AssignmentConfigs, and the
-assigned-set invariants of Kafka's ClientState (reference 1.1-1.3, 2 and 9.5)."""
+assigned-set invariants of Kafka's ClientState (``TaskId``, ``ProcessId``, ``ClientState``,
+``AssignmentConfigs`` and Kafka's ``ClientStateTest``)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """Seeded cluster-state documents for the tests, the benchmarks and the simulations.
 
-Every generator is deterministic for its seed and returns a plain cluster-state document (a
-``dict`` in the format of ``scenario-format.md`` plus the extensions of ``docs/formats.md``), so
-what it builds can be written to a file and replayed. All of them build their documents from the
-same pieces: :func:`process_ids` (the one maker of process UUIDs), :func:`task_ids`, and one
-client and one document shape.
+Every generator is deterministic for its seed and returns a plain cluster-state document (a ``dict``
+in the format of ``docs/scenario-format.md`` plus the extensions of ``docs/formats.md``), so what it
+builds can be written to a file and replayed. All of them build their documents from the same
+pieces: :func:`process_ids` (the one maker of process UUIDs), :func:`task_ids`, and one client and
+one document shape.
 
 - :func:`random_cluster_state`: the differential tests against Kafka's own assignors. One of the
   situations a rebalance meets (:data:`SITUATIONS`: fresh start, steady state, scale out, scale

@@ -128,7 +128,7 @@ class KafkaReference:
         Parameters
         ----------
         document:
-            A cluster-state document (``scenario-format.md`` plus the extensions of
+            A cluster-state document (``docs/scenario-format.md`` plus the extensions of
             ``docs/formats.md``).
         assignor:
             One of :data:`REFERENCE_ASSIGNORS`; run as named (no fallback selection).

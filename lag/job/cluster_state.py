@@ -124,11 +124,12 @@ class ClusterStateBuilder:
         Returns
         -------
         dict
-            The cluster-state document (``scenario-format.md``): ``configs``, ``stateful_tasks``,
-            ``stateless_tasks`` and one client per member process with ``id``, ``capacity``,
-            ``prev_active``, ``prev_standby`` and ``task_lags`` (or ``task_offset_sums``), task
-            ids in Kafka's TaskId order, clients in UUID order. A stateful task without any end
-            offsets gets lag -3 (unknown) on clients with local state, and an error row.
+            The cluster-state document (``docs/scenario-format.md``): ``configs``,
+            ``stateful_tasks``, ``stateless_tasks`` and one client per member process with ``id``,
+            ``capacity``, ``prev_active``, ``prev_standby`` and ``task_lags`` (or
+            ``task_offset_sums``), task ids in Kafka's TaskId order, clients in UUID order. A
+            stateful task without any end offsets gets lag -3 (unknown) on clients with local state,
+            and an error row.
 
         Notes
         -----

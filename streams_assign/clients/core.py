@@ -341,7 +341,7 @@ def cluster_document(
     partitions_per_topic: Mapping[str, int],
     owned: Mapping[str, tuple[TopicPartition, ...]] | None = None,
 ) -> dict[str, Any]:
-    """The cluster-state document of this rebalance (``scenario-format.md``).
+    """The cluster-state document of this rebalance (``docs/scenario-format.md``).
 
     Parameters
     ----------

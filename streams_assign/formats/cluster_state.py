@@ -1,6 +1,6 @@
 """The cluster-state document: load, validate, dump (with its YAML form, the only I/O of the core).
 
-The format is the contract of ``../shared/scenario-format.md``; ``docs/formats.md`` lists the
+The format is the contract of ``docs/scenario-format.md``; ``docs/formats.md`` lists the
 optional fields this project adds. Every rule breaks with an :class:`InvalidScenarioError` that
 names the JSON path and the value, e.g. ``clients[3].capacity: must be >= 1, got 0``.
 
@@ -81,7 +81,7 @@ def load_cluster_state(path: str | Path) -> ClusterState:
     Parameters
     ----------
     path:
-        A JSON file in the format of ``scenario-format.md``.
+        A JSON file in the format of ``docs/scenario-format.md``.
 
     Returns
     -------

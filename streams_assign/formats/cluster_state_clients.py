@@ -1,6 +1,6 @@
 """The ``clients`` of a cluster-state document: process ids, threads, lags, consumers.
 
-:func:`parse_clients` checks each client with the format's rules (``../shared/scenario-format.md``,
+:func:`parse_clients` checks each client with the format's rules (``docs/scenario-format.md``,
 ``docs/formats.md``) and returns them in process-id order; :mod:`.cluster_state` calls it while
 parsing a whole document. The value parsers both modules share (task ids, Java longs, the words
 of an error message) live here too, so the two modules import in one direction.

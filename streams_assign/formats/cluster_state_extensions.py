@@ -1,7 +1,7 @@
 """The format extensions of the cluster state, parsed once into typed values.
 
 ``docs/formats.md`` documents the optional top-level fields this project adds to
-``scenario-format.md``: the source and changelog partitions of each task and the racks of
+``docs/scenario-format.md``: the source and changelog partitions of each task and the racks of
 partitions and clients (KIP-925 rack-aware assignment), and the group leader and its clock
 (cooperative revocation in ``StreamsPartitionAssignor``). :func:`parse_extensions` checks them
 with one set of rules and returns an :class:`Extensions`, which

@@ -3,7 +3,7 @@
 :func:`score` puts Kafka's HA assignment, the other assignors and the CP-SAT optima side by side:
 validity, load spreads, subtopology skew, unavailable actives, restore records, moves, warmups
 and missing standbys. :func:`parse_assignment` reads an assignment in the output format of
-``scenario-format.md`` against a cluster state, naming the JSON path of anything unknown.
+``docs/scenario-format.md`` against a cluster state, naming the JSON path of anything unknown.
 """
 
 from __future__ import annotations
@@ -315,7 +315,7 @@ def _subtopology_skews(costs: PlacementCosts, active: list[list[int]]) -> dict[s
 
 
 def parse_assignment(cluster: ClusterState, document: Any, source: str = "") -> Assignment:
-    """Read an assignment in the output format of ``scenario-format.md``.
+    """Read an assignment in the output format of ``docs/scenario-format.md``.
 
     Parameters
     ----------

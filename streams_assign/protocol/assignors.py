@@ -9,7 +9,7 @@ Connect assignors of issue #13, which plug in through :class:`CallableAssignor`.
 - :class:`BalancedStickyAssignor`: keeps what each member ran up to its fair share, deals the
   rest to the least loaded members; fast enough for 1000 members x 10,000 tasks.
 - :class:`StreamsAssignor`: the Streams assignors of :mod:`streams_assign.assignors`
-  (``high_availability``, ``sticky``, ...), one member = one Streams client.
+  (``high_availability``, ``legacy_sticky``, ...), one member = one Streams client.
 
 :func:`cooperative_adjust` is the rule every cooperative assignor applies (KIP-429
 ``ConsumerPartitionAssignor`` and ``StreamsPartitionAssignor``): a task still owned by another
@@ -218,7 +218,7 @@ class StreamsAssignor:
     Parameters
     ----------
     name:
-        ``high_availability``, ``sticky`` or ``fallback_prior``.
+        ``high_availability``, ``legacy_sticky`` (alias ``sticky``) or ``fallback_prior``.
     acceptable_recovery_lag, max_warmup_replicas, num_standby_replicas:
         Kafka Streams configs (records, replicas, replicas).
     """

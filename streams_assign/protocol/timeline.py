@@ -16,7 +16,7 @@ A timeline is a JSON object::
        {"t": 500000, "type": "add_tasks", "tasks": 10}]}
 
 ``settings`` takes the fields of :class:`~streams_assign.protocol.simulator.ProtocolSettings`;
-Streams assignors (``high_availability``, ``sticky``) also read ``acceptable_recovery_lag``,
+Streams assignors (``high_availability``, ``legacy_sticky``) also read ``acceptable_recovery_lag``,
 ``max_warmup_replicas`` and ``num_standby_replicas`` from ``settings``. Members are named
 ``m1``, ``m2``, ... in start order.
 """

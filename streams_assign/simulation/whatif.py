@@ -192,8 +192,8 @@ def apply_changes(cluster: ClusterState, changes: Changes) -> ClusterState:
 
     Notes
     -----
-    Kafka's ``ClientState.addPreviousTasksAndOffsetSums`` and ``SubscriptionInfo`` (reference
-    section 1.3); the crash and the shutdown give the same input (see the module docstring).
+    Kafka's ``ClientState.addPreviousTasksAndOffsetSums`` and ``SubscriptionInfo``; the crash
+    and the shutdown give the same input (see the module docstring).
     """
     if changes.add < 0:
         raise PlanInputError(f"--add must be >= 0 instances, got {changes.add}")

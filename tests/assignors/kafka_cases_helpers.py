@@ -2,7 +2,7 @@
 
 The case files live in ``tests/data/kafka_tests/`` (format in its README.md): each holds the
 cluster-state input under ``"scenario"`` and what Kafka's test asserts under ``"expect"``.
-The validators mirror ``AssignmentTestUtils`` (reference 9.1) on an :class:`Assignment`.
+The validators mirror Kafka's ``AssignmentTestUtils`` on an :class:`Assignment`.
 """
 
 from __future__ import annotations

@@ -45,5 +45,5 @@ def test_kafka_literal_mode_equals_kafkas(path: Path) -> None:
     assert _kafka_view(result) == _kafka_view(_expected(path))
 
 
-def test_all_shared_scenarios_are_present() -> None:
+def test_all_kafka_diff_scenarios_are_present() -> None:
     assert len(INPUTS) == 160

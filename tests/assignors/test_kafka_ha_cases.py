@@ -1,9 +1,10 @@
-"""Kafka's ``HighAvailabilityTaskAssignorTest`` (reference 9.2), strategy ``none``, from data files.
+"""Kafka's ``HighAvailabilityTaskAssignorTest``, strategy ``none``, from data files.
 
 Each test loads ``tests/data/kafka_tests/high_availability/<name>.json`` (the Kafka test's name in
 snake_case), runs the HA assignor on its ``scenario`` and applies what Kafka's test asserts
-(``expect``). Where the case was traced by hand (reference 4.9 and the files' ``notes``), the
-``trace`` section gives the exact assignment, checked by :func:`test_assignment_matches_hand_trace`.
+(``expect``). Where the case was traced by hand (``docs/kafka-reference.md §4.9`` and the files'
+``notes``), the ``trace`` section gives the exact assignment, checked by
+:func:`test_assignment_matches_hand_trace`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def check_case(name: str) -> None:
             raise AssertionError(f"{'literal' if literal else 'fast'} mode: {error}") from error
 
 
-# -- the 33 ported cases (rows 1-33 of reference 9.2) -------------------------------------------
+# -- the 33 ported cases (HighAvailabilityTaskAssignorTest without its rack test) ---------------
 
 
 def test_should_be_sticky_for_active_and_standby_tasks_while_warming_up():
@@ -213,7 +214,10 @@ TRACED = sorted(p.stem for p in kc.HA_CASES.glob("*.json") if "trace" in kc.load
 
 @pytest.mark.parametrize("name", TRACED)
 def test_assignment_matches_hand_trace(name: str):
-    """The exact actives, standbys and warmups traced by hand (reference 4.9, files' notes)."""
+    """The exact actives, standbys and warmups traced by hand (files' notes).
+
+    How the traces were made: ``docs/kafka-reference.md §4.9``.
+    """
     for literal in (False, True):
         cluster, result, case = kc.run_ha_case(name, literal)
         trace = case["trace"]

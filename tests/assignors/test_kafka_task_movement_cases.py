@@ -1,4 +1,4 @@
-"""Kafka's ``TaskMovementTest`` (reference 9.4): the active-movement step called directly.
+"""Kafka's ``TaskMovementTest``: the active-movement step called directly.
 
 Each case file in ``tests/data/kafka_tests/task_movement/`` holds a scenario whose lags and
 ``acceptable_recovery_lag`` reproduce the test's hand-built caught-up sets and by-lag orders

@@ -1,8 +1,9 @@
 """Client-tag-aware standbys (KIP-708): Kafka's ``ClientTagAwareStandbyTaskAssignorTest`` and more.
 
-The 17 Kafka cases (reference 9.6) are data files in ``tests/data/tag_aware/`` (format in its
-README). Kafka iterates the tasks of those tests in ``HashSet`` order and accepts any of several
-placements; here tasks go in TaskId order, and the same alternatives are accepted.
+The 17 cases of Kafka's ``ClientTagAwareStandbyTaskAssignorTest`` are data files in
+``tests/data/tag_aware/`` (format in its README). Kafka iterates the tasks of those tests in
+``HashSet`` order and accepts any of several placements; here tasks go in TaskId order, and the same
+alternatives are accepted.
 """
 
 from __future__ import annotations

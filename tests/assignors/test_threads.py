@@ -1,4 +1,4 @@
-"""Tasks to threads and cooperative revocation (``StreamsPartitionAssignor``, reference 5, 9.8).
+"""Tasks to threads and cooperative revocation (``StreamsPartitionAssignor``).
 
 Scenario cases are data files in ``tests/data/threads/`` (format in its README): the ported
 ``StreamsPartitionAssignorTest`` thread-level cases and the revocation cases (immediate

@@ -21,7 +21,7 @@ P1 = "00000000-0000-0000-0000-000000000001"
 P2 = "00000000-0000-0000-0000-000000000002"
 HEX_ID = "abcdef00-0000-0000-0000-00000000000f"
 
-#: The example of scenario-format.md, plus a second client.
+#: The example of docs/scenario-format.md, plus a second client.
 BASE: dict[str, Any] = {
     "name": "format example",
     "description": "the cluster state of scenario-format.md",

@@ -3,7 +3,7 @@
 The samples were written by Kafka's own tools and Kafka Streams 4.2.1 against the application
 of ``kafka/streams-app`` (``python -m devtools.kafka.samples``): three processes with
 two stream threads each, twelve tasks (sub-topologies 0, 1, 2 with four partitions each).
-The older hand-made style stays in ``../shared/reference/samples``.
+The older hand-made style is in ``tests/corpora/tool-samples``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Readers of the real tool outputs: Topology#describe(), kafka-consumer-groups.sh,
-kafka-get-offsets.sh. The five sample files of ../shared/reference/samples are parsed unchanged."""
+kafka-get-offsets.sh. The five sample files of tests/corpora/tool-samples are parsed unchanged."""
 
 from __future__ import annotations
 

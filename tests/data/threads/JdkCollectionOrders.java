@@ -1,4 +1,4 @@
-// Ground truth for streams_assign.javacompat and the PriorityQueue emulation (tests/test_javacompat.py).
+// Ground truth for streams_assign.java (hash_order, priority_queue): tests/java/test_hash_order.py.
 //
 // Prints, for 48 pseudo-random task sets (fixed seed), what OpenJDK's collections do with
 // TaskId-like keys (hashCode = Objects.hash(subtopology, partition, topologyName)):

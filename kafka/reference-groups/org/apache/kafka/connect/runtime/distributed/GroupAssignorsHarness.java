@@ -56,7 +56,7 @@ import java.util.function.Supplier;
  * assignors (kafka-clients: RangeAssignor, RoundRobinAssignor, StickyAssignor,
  * CooperativeStickyAssignor) and Kafka Connect's EagerAssignor and
  * IncrementalCooperativeAssignor (connect-runtime), run unmodified on the project's JSON
- * (the formats of ../shared/scenarios/kafka-consumer/FORMAT.md).
+ * (the formats of tests/corpora/kafka-consumer/FORMAT.md).
  *
  * <p>Batch protocol: one JSON request per line on standard input, one JSON answer per line on
  * standard output. Requests: {@code {"kind": "consumer", "state": <consumer-group state>}} and
