@@ -28,6 +28,7 @@ from streams_assign.formats.streams_user_data import (
     decode_consumer_subscription,
     decode_subscription_info,
 )
+from streams_assign.model import TaskId
 
 __all__ = [
     "GroupDescription",
@@ -35,6 +36,7 @@ __all__ = [
     "StreamsMember",
     "decode_members",
     "describe_group",
+    "member_document",
     "read_streams_members",
 ]
 
@@ -101,9 +103,9 @@ def decode_members(group: GroupDescription) -> list[StreamsMember]:
     Raises
     ------
     LagInputError
-        When the group does not exist (no members and no protocol, or Kafka's
-        ``GROUP_ID_NOT_FOUND``), or is not a Kafka Streams group (protocol type not
-        ``consumer`` or protocol not ``stream``).
+        When the group does not exist (``Dead`` without members, or Kafka's
+        ``GROUP_ID_NOT_FOUND``), has no members (``Empty``: no instance runs), or is not a
+        Kafka Streams group (protocol type not ``consumer`` or protocol not ``stream``).
     CodecError
         When a member's metadata or assignment cannot be decoded: one line naming the group,
         the member and the field.
@@ -113,7 +115,9 @@ def decode_members(group: GroupDescription) -> list[StreamsMember]:
         raise LagInputError(f"group {name!r}: no such group (no Kafka Streams app joined it)")
     if group.error_code:
         raise LagInputError(f"group {name!r}: DescribeGroups failed with error {group.error_code}")
-    if group.protocol_type != PROTOCOL_TYPE or (group.members and group.protocol != PROTOCOL_NAME):
+    if not group.members:
+        raise LagInputError(f"group {name!r} has no members (state {group.state})")
+    if group.protocol_type != PROTOCOL_TYPE or group.protocol != PROTOCOL_NAME:
         raise LagInputError(
             f"group {name!r} is not a classic Kafka Streams group: protocol type "
             f"{group.protocol_type!r}, protocol {group.protocol!r} (expected "
@@ -148,6 +152,43 @@ def _decode_member(group: str, member: RawMember) -> StreamsMember:
         assignment=assignment,
         assigned_partitions=partitions,
     )
+
+
+def _order(task: TaskId) -> tuple[str, int, int]:
+    return (task.topology_name or "", task.subtopology, task.partition)
+
+
+def member_document(member: StreamsMember) -> dict[str, Any]:
+    """One member as JSON-ready values (task ids written ``1_3``, sorted)."""
+    sub, asg = member.subscription, member.assignment
+    return {
+        "member_id": member.member_id,
+        "client_id": member.client_id,
+        "client_host": member.client_host,
+        "group_instance_id": member.group_instance_id,
+        "subscription": {
+            "version": sub.version,
+            "latest_supported_version": sub.latest_supported_version,
+            "process_id": str(sub.process_id),
+            "user_endpoint": sub.user_endpoint,
+            "client_tags": dict(sorted(sub.client_tags.items())),
+            "task_offset_sums": {
+                str(t): sub.task_offset_sums[t] for t in sorted(sub.task_offset_sums, key=_order)
+            },
+            "unique_field": sub.unique_field,
+            "error_code": sub.error_code,
+        },
+        "assignment": None
+        if asg is None
+        else {
+            "version": asg.version,
+            "commonly_supported_version": asg.commonly_supported_version,
+            "active_tasks": [str(t) for t in sorted(set(asg.active_tasks), key=_order)],
+            "standby_tasks": [str(t) for t in sorted(asg.standby_tasks, key=_order)],
+            "error_code": asg.error_code,
+            "next_rebalance_ms": asg.next_rebalance_ms,
+        },
+    }
 
 
 def read_streams_members(

@@ -25,11 +25,16 @@ Layouts, big-endian, as Kafka defines them:
   subtopology, int32 partition`` and, in 10+, the named topology as an ``int32`` count of
   UTF-16 chars (``ConsumerProtocolUtils#writeTaskIdTo``).
 
-Kafka 4.2 and 4.4 send version 11 of both (``StreamsAssignmentProtocolVersions``
-``LATEST_SUPPORTED_VERSION``), and decode versions 1-11. A newer version cannot be decoded: the
-version-probing header (``int32 version, int32 latestSupportedVersion``, present from version 3)
-is read and :class:`~streams_assign.errors.CodecError` names both. Truncated or malformed bytes
-raise ``CodecError`` naming the message, its version, the field and the byte offset.
+The consumer-protocol envelopes around them, Kafka's ``ConsumerProtocolSubscription`` and
+``ConsumerProtocolAssignment`` (``int16`` version prefix, versions 0-3), are decoded here too,
+so the members' bytes of a ``DescribeGroups`` answer go in unchanged.
+
+Kafka Streams 4.2, 4.3 and 4.4 send version 11 of both (``StreamsAssignmentProtocolVersions``
+``LATEST_SUPPORTED_VERSION``, checked on captured bytes), and decode versions 1-11. A newer
+version cannot be decoded: the version-probing header (``int32 version, int32
+latestSupportedVersion``, present from version 3) is read and
+:class:`~streams_assign.errors.CodecError` names both. Truncated or malformed bytes raise
+``CodecError`` naming the message, its version, the field and the byte offset.
 """
 
 from __future__ import annotations

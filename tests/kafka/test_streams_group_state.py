@@ -5,7 +5,8 @@ Once the second has joined and the group is stable, every member read through
 ``DescribeGroups`` must carry its instance's process id (the state directory's
 ``kafka-streams-process-metadata``), its tags and endpoint, the tasks its thread reports running,
 and, summed per process, exactly the task offset sums the group leader logged as its input
-(``ClientState#toString`` in the leader's ``Decided on assignment`` line).
+(``ClientState#toString`` in the leader's ``Decided on assignment`` line). ``streams-lag
+members`` prints the same members, and exits 2 for a group that does not exist.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 
 from devtools.kafka.broker import KafkaBroker
 from devtools.kafka.streams_app import StreamsCluster
+from lag.cli import main as lag_main
 from lag.sources.streams_group_state import read_streams_members
 from streams_assign.errors import LagInputError
 from streams_assign.model import TaskId
@@ -44,7 +46,7 @@ def _last_logged_sums(cluster: StreamsCluster) -> dict[str, dict[str, int]]:
 
 
 def test_live_group_members_match_the_application(
-    kafka_broker: KafkaBroker, tmp_path: Path
+    kafka_broker: KafkaBroker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with StreamsCluster(kafka_broker, APP_ID, standbys=1, work_dir=tmp_path) as cluster:
         cluster.create_input_topics()
@@ -92,3 +94,10 @@ def test_live_group_members_match_the_application(
 
         with pytest.raises(LagInputError, match=r"group 'no-such-app': no such group"):
             read_streams_members(kafka_broker.bootstrap_servers, "no-such-app", 30_000)
+
+        server = ["--bootstrap-server", kafka_broker.bootstrap_servers]
+        assert lag_main(["members", *server, "--application-id", APP_ID, "--json"]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert {m["subscription"]["process_id"] for m in printed["members"]} == set(by_process)
+        assert lag_main(["members", *server, "--application-id", "no-such-app"]) == 2
+        assert "no such group" in capsys.readouterr().err
