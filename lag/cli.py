@@ -10,6 +10,9 @@ Subcommands
     table, the restore table and the errors table.
 ``generate --instances N --tasks T --out DIR``
     A synthetic fleet in the real formats.
+``members --bootstrap-server HOST:PORT --application-id APP [--json]``
+    The members of a live classic Kafka Streams group, their ``SubscriptionInfo`` and
+    ``AssignmentInfo`` decoded (``DescribeGroups``).
 
 Exit status: 0 on success (bad input lines are counted, not fatal), 2 when a required input is
 missing or unusable (one line on stderr, no traceback), 1 when the Spark job fails (one line;
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from lag.error_rows import ErrorRow, summarize_reasons
 from lag.kafka_rules import LONG_MAX
-from streams_assign.errors import LagInputError
+from streams_assign.errors import CodecError, LagInputError
 
 if TYPE_CHECKING:
     from lag.pipeline import ComputeSummary
@@ -69,7 +72,7 @@ def _bounded(low: int, high: int = LONG_MAX) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``streams-lag`` (three subcommands)."""
+    """The argument parser of ``streams-lag`` (four subcommands)."""
     parser = argparse.ArgumentParser(
         prog="streams-lag",
         description="Changelog lags of a Kafka Streams application, computed with Spark, "
@@ -79,7 +82,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_collect_parser(commands)
     add_compute_parser(commands)
     add_generate_parser(commands)
+    add_members_parser(commands)
     return parser
+
+
+def add_members_parser(commands: Any) -> None:
+    """``streams-lag members``: a live classic Streams group's decoded members (DescribeGroups)."""
+    members = commands.add_parser(
+        "members", help="print the decoded subscription and assignment of every group member"
+    )
+    members.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
+    members.add_argument("--application-id", required=True, help="Kafka Streams application.id")
+    members.add_argument(
+        "--timeout-ms", type=_bounded(1, 3_600_000), default=30_000, help="per request (30000)"
+    )
+    members.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
 def add_collect_parser(commands: Any) -> None:
@@ -194,8 +211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _collect(args)
         if args.command == "compute":
             return _compute(args)
+        if args.command == "members":
+            return _members(args)
         return _generate(args)
-    except LagInputError as exc:
+    except (LagInputError, CodecError) as exc:
         print(f"streams-lag: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except Exception as exc:
@@ -209,6 +228,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"streams-lag: error: Spark job failed: {spark_error_line(exc)}", file=sys.stderr)
         return 1
+
+
+def _members(args: argparse.Namespace) -> int:
+    import json
+
+    from lag.sources.streams_group_state import member_document, read_streams_members
+
+    members = read_streams_members(args.bootstrap_server, args.application_id, args.timeout_ms)
+    docs = [member_document(m) for m in members]
+    if args.json:
+        print(json.dumps({"application_id": args.application_id, "members": docs}, indent=1))
+        return 0
+    for doc in docs:
+        print(f"{doc['client_id']} ({doc['member_id']}, {doc['client_host']})")
+        for key in ("process_id", "version", "user_endpoint", "client_tags", "task_offset_sums"):
+            print(f"  {key}: {doc['subscription'][key]}")
+        assignment = doc["assignment"] or {"active_tasks": "-", "standby_tasks": "-"}
+        print(f"  active: {assignment['active_tasks']}")
+        print(f"  standby: {assignment['standby_tasks']}")
+    print(f"{len(docs)} member(s) in group {args.application_id}", file=sys.stderr)
+    return 0
 
 
 def _print_errors(errors: dict[str, int], stream: Any = None) -> None:

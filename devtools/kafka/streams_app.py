@@ -147,10 +147,21 @@ class StreamsInstance:
         Written into ``<state.dir>/<application.id>/kafka-streams-process-metadata`` before the
         first start, so the process id is known before the instance joins (Kafka Streams 4.x
         keeps the process id there, ``StateDirectory#initializeProcessId``).
+    configs:
+        More Kafka Streams configs of this instance (``client.tag.zone``,
+        ``application.server``), passed to the JVM as ``config.<name>=<value>``.
     """
 
-    def __init__(self, cluster: StreamsCluster, name: str, threads: int, process_id: str) -> None:
+    def __init__(
+        self,
+        cluster: StreamsCluster,
+        name: str,
+        threads: int,
+        process_id: str,
+        configs: dict[str, str] | None = None,
+    ) -> None:
         self.cluster = cluster
+        self.configs = dict(configs or {})
         self.name = name
         self.threads = threads
         self.process_id = process_id
@@ -206,6 +217,7 @@ class StreamsInstance:
             c.cp,
             MAIN_CLASS,
             *(f"{key}={value}" for key, value in args.items()),
+            *(f"config.{key}={value}" for key, value in self.configs.items()),
         ]
         self._log_file = open(self.log, "ab")  # noqa: SIM115 (closed in _reap)
         self._process = subprocess.Popen(
@@ -413,11 +425,20 @@ class StreamsCluster:
             raise StreamsAppError(f"producing failed:\n{result.stderr[-2000:]}")
 
     def add_instance(
-        self, threads: int = 2, process_id: str | None = None, start: bool = True
+        self,
+        threads: int = 2,
+        process_id: str | None = None,
+        start: bool = True,
+        configs: dict[str, str] | None = None,
     ) -> StreamsInstance:
-        """A new instance (its own ``state.dir``), started unless ``start=False``."""
+        """A new instance (its own ``state.dir``, more Streams ``configs`` if given), started
+        unless ``start=False``."""
         instance = StreamsInstance(
-            self, f"instance-{len(self.instances) + 1}", threads, process_id or str(uuid.uuid4())
+            self,
+            f"instance-{len(self.instances) + 1}",
+            threads,
+            process_id or str(uuid.uuid4()),
+            configs,
         )
         self.instances.append(instance)
         return instance.start() if start else instance

@@ -12,6 +12,8 @@ Modules, one per format or concern:
   in :mod:`streams_assign.streams_group`.
 - :mod:`.consumer_group`: the consumer-group state of the classic consumer assignors.
 - :mod:`.connect_sequence`: the Connect worker rebalance sequence.
+- :mod:`.streams_user_data`: Kafka Streams' ``SubscriptionInfo`` / ``AssignmentInfo`` bytes of
+  a classic group's members (and their consumer-protocol envelopes).
 - :mod:`.json_file`: a JSON file read with decoding errors raised as the format's own error.
 - :mod:`.atomic`: whole-or-nothing file output (:func:`~.atomic.write_atomic`) and the JSON
   layout of every file written.

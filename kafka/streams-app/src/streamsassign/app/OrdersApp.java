@@ -120,6 +120,12 @@ public final class OrdersApp {
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
             args.getOrDefault("heartbeat.ms", "1000"));
         props.put(StreamsConfig.producerPrefix("linger.ms"), 0);
+        // Any other Streams config, passed as config.<name>=<value> (client.tag.*, application.server).
+        for (Map.Entry<String, String> arg : args.entrySet()) {
+            if (arg.getKey().startsWith("config.")) {
+                props.put(arg.getKey().substring("config.".length()), arg.getValue());
+            }
+        }
 
         Topology topology = topology(args.getOrDefault("topics.prefix", ""));
         String describeOut = args.get("topology.out");
