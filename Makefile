@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup kafka demo test test-fast lint bench clean e2e demo-kafka
+.PHONY: setup kafka demo test test-fast lint bench clean e2e demo-kafka repeat
 
 # Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
 KAFKA_STAMP := .kafka/.fetched
@@ -48,7 +48,13 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not spark and not kafka and not slow" --hypothesis-profile=fast
 
 # The folders lint reads.
-LINT_DIRS := streams_assign lag devtools tests benchmarks examples
+LINT_DIRS := streams_assign lag devtools tests benchmarks examples scripts
+
+# The flake hunt: every test that starts a JVM, a broker, Spark or client processes, RUNS times in a
+# row, with each test's pass count (scripts/repeat_tests.py). Not part of make test.
+RUNS ?= 20
+repeat: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/python scripts/repeat_tests.py --runs $(RUNS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_DIRS)
