@@ -127,11 +127,6 @@ def add_compute_parser(commands: Any) -> None:
     compute.add_argument(
         "--at", type=parse_time, help="cluster state as of this time (epoch ms or ISO-8601)"
     )
-    compute.add_argument(
-        "--native",
-        action="store_true",
-        help="write task_offset_sums + changelog_end_offset_sums instead of task_lags",
-    )
     compute.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     compute.add_argument("--driver-memory", help="spark.driver.memory of a local session, e.g. 4g")
     compute.add_argument(
@@ -300,7 +295,6 @@ def _compute(args: argparse.Namespace) -> int:
         restore_table=args.restore_table,
         errors_table=args.errors_table,
         at=args.at,
-        native=args.native,
         master=args.master,
         driver_memory=args.driver_memory,
         rate_window=args.rate_window,
