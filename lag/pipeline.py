@@ -44,7 +44,10 @@ class ComputeRequest:
     rate_window:
         Snapshots spanned by the catch-up rate.
     configs:
-        Assignment configs (Kafka names with underscores).
+        Assignment configs (Kafka names with underscores; ``rack_aware_assignment_tags`` a
+        tuple).
+    description:
+        The cluster state's ``description`` (where each config came from), or None.
     persist:
         Cache the per-snapshot aggregates that every output reads (see
         :func:`lag.job.job.compute_lags`).
@@ -64,7 +67,8 @@ class ComputeRequest:
     master: str | None = None
     driver_memory: str | None = None
     rate_window: int = 2
-    configs: dict[str, int] = field(default_factory=dict)
+    configs: dict[str, Any] = field(default_factory=dict)
+    description: str | None = None
     persist: bool = True
 
 
@@ -408,6 +412,10 @@ def run_compute(
     try:
         with stages.stage("offset sums, as-of end offsets, cluster state"):
             document = job.cluster_state(at=request.at)
+            if request.description is not None:
+                document = {"name": document["name"], "description": request.description} | {
+                    k: v for k, v in document.items() if k != "name"
+                }
             non_members = job.non_member_processes(request.at)
         if request.lags_table:
             with stages.stage(f"writing lag table {request.lags_table}"):
