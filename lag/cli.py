@@ -5,9 +5,10 @@ Subcommands
 ``collect STATE_DIR... -o offsets.parquet``
     Walk Kafka Streams state directories (plain Python) and write offset rows.
 ``compute --application-id APP --topology T --members M --end-offsets E (--state-dirs D... |
---offsets P...) --output cluster.json``
+--offsets P...) [--streams-config app.properties] --output cluster.json``
     The Spark job: lags per (process, task), the cluster-state file, and on request the lag
-    table, the restore table and the errors table.
+    table, the restore table and the errors table. The assignment configs come from the flags,
+    else from the application's properties file, else Kafka's defaults (each said on stderr).
 ``generate --instances N --tasks T --out DIR``
     A synthetic fleet in the real formats.
 
