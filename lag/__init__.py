@@ -10,7 +10,8 @@ Modules, in the order the data flows:
 
 - :mod:`lag.sources` (plain Python): :mod:`~lag.sources.topology`, :mod:`~lag.sources.members`,
   :mod:`~lag.sources.get_offsets`, :mod:`~lag.sources.checkpoint_file`,
-  :mod:`~lag.sources.rocksdb_stores`, :mod:`~lag.sources.checkpoints`;
+  :mod:`~lag.sources.rocksdb_stores`, :mod:`~lag.sources.checkpoints`,
+  :mod:`~lag.sources.streams_config`;
 - :mod:`lag.spark`: :mod:`~lag.spark.session`, :mod:`~lag.spark.readers`,
   :mod:`~lag.spark.sizing`, :mod:`~lag.spark.worker_imports`;
 - :mod:`lag.job`: :mod:`~lag.job.layout`, :mod:`~lag.job.row_keys`,

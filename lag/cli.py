@@ -5,9 +5,10 @@ Subcommands
 ``collect STATE_DIR... -o offsets.parquet``
     Walk Kafka Streams state directories (plain Python) and write offset rows.
 ``compute --application-id APP --topology T --members M --end-offsets E (--state-dirs D... |
---offsets P...) --output cluster.json``
+--offsets P...) [--streams-config app.properties] --output cluster.json``
     The Spark job: lags per (process, task), the cluster-state file, and on request the lag
-    table, the restore table and the errors table.
+    table, the restore table and the errors table. The assignment configs come from the flags,
+    else from the application's properties file, else Kafka's defaults (each said on stderr).
 ``generate --instances N --tasks T --out DIR``
     A synthetic fleet in the real formats.
 ``members --bootstrap-server HOST:PORT --application-id APP [--json]``
@@ -69,6 +70,16 @@ def _bounded(low: int, high: int = LONG_MAX) -> Any:
         return value
 
     return convert
+
+
+def _tag_list(text: str) -> tuple[str, ...]:
+    from lag.sources.streams_config import CONFIG_FLAGS
+
+    try:
+        tags: tuple[str, ...] = CONFIG_FLAGS["--rack-aware-assignment-tags"].parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    return tags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -144,11 +155,6 @@ def add_compute_parser(commands: Any) -> None:
     compute.add_argument(
         "--at", type=parse_time, help="cluster state as of this time (epoch ms or ISO-8601)"
     )
-    compute.add_argument(
-        "--native",
-        action="store_true",
-        help="write task_offset_sums + changelog_end_offset_sums instead of task_lags",
-    )
     compute.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     compute.add_argument("--driver-memory", help="spark.driver.memory of a local session, e.g. 4g")
     compute.add_argument(
@@ -157,10 +163,30 @@ def add_compute_parser(commands: Any) -> None:
         default=2,
         help="snapshots spanned by the catch-up rate (default 2)",
     )
-    compute.add_argument("--acceptable-recovery-lag", type=_bounded(0), default=10_000)
-    compute.add_argument("--max-warmup-replicas", type=_bounded(1, 2**31 - 1), default=2)
-    compute.add_argument("--num-standby-replicas", type=_bounded(0, 2**31 - 1), default=0)
-    compute.add_argument("--probing-rebalance-interval-ms", type=_bounded(60_000), default=600_000)
+    compute.add_argument(
+        "--streams-config",
+        metavar="APP.PROPERTIES",
+        help="the application's Kafka Streams properties file: the assignment configs below "
+        "are taken from it unless given as flags",
+    )
+    compute.add_argument(
+        "--acceptable-recovery-lag", type=_bounded(0), help="default: file, else 10000"
+    )
+    compute.add_argument(
+        "--max-warmup-replicas", type=_bounded(1, 2**31 - 1), help="default: file, else 2"
+    )
+    compute.add_argument(
+        "--num-standby-replicas", type=_bounded(0, 2**31 - 1), help="default: file, else 0"
+    )
+    compute.add_argument(
+        "--probing-rebalance-interval-ms", type=_bounded(60_000), help="default: file, else 600000"
+    )
+    compute.add_argument(
+        "--rack-aware-assignment-tags",
+        type=_tag_list,
+        metavar="TAG[,TAG...]",
+        help="rack.aware.assignment.tags (default: file, else none)",
+    )
     compute.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -327,7 +353,12 @@ def _write_small_errors(errors: list[ErrorRow], path: str) -> None:
 
 def _compute(args: argparse.Namespace) -> int:
     from lag.pipeline import ComputeRequest, run_compute
+    from lag.sources.streams_config import CONFIG_FLAGS, resolve_configs
 
+    configs = resolve_configs(
+        {flag: getattr(args, flag[2:].replace("-", "_")) for flag in CONFIG_FLAGS},
+        args.streams_config,
+    )
     request = ComputeRequest(
         application_id=args.application_id,
         topology=args.topology,
@@ -340,22 +371,19 @@ def _compute(args: argparse.Namespace) -> int:
         restore_table=args.restore_table,
         errors_table=args.errors_table,
         at=args.at,
-        native=args.native,
         master=args.master,
         driver_memory=args.driver_memory,
         rate_window=args.rate_window,
-        configs={
-            "acceptable_recovery_lag": args.acceptable_recovery_lag,
-            "max_warmup_replicas": args.max_warmup_replicas,
-            "num_standby_replicas": args.num_standby_replicas,
-            "probing_rebalance_interval_ms": args.probing_rebalance_interval_ms,
-        },
+        configs=configs.values,
+        description=configs.description(),
     )
     summary = run_compute(request, progress=None if args.quiet else sys.stderr)
     if not args.quiet:
         from rich.console import Console
 
         Console(stderr=True).print(summary_table(summary))
+    for note in configs.notes():
+        print(f"streams-lag: {note}", file=sys.stderr)
     print(summary.text(), file=sys.stderr)
     return 0
 

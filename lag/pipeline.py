@@ -39,14 +39,15 @@ class ComputeRequest:
         Optional table outputs.
     at:
         Cluster state as of this epoch ms (None = latest).
-    native:
-        Write ``task_offset_sums`` and ``changelog_end_offset_sums`` instead of ``task_lags``.
     master, driver_memory:
         Spark session settings (None = defaults).
     rate_window:
         Snapshots spanned by the catch-up rate.
     configs:
-        Assignment configs (Kafka names with underscores).
+        Assignment configs (Kafka names with underscores; ``rack_aware_assignment_tags`` a
+        tuple).
+    description:
+        The cluster state's ``description`` (where each config came from), or None.
     persist:
         Cache the per-snapshot aggregates that every output reads (see
         :func:`lag.job.job.compute_lags`).
@@ -63,11 +64,11 @@ class ComputeRequest:
     restore_table: str | None = None
     errors_table: str | None = None
     at: int | None = None
-    native: bool = False
     master: str | None = None
     driver_memory: str | None = None
     rate_window: int = 2
-    configs: dict[str, int] = field(default_factory=dict)
+    configs: dict[str, Any] = field(default_factory=dict)
+    description: str | None = None
     persist: bool = True
 
 
@@ -107,20 +108,14 @@ class ComputeSummary:
             ``no_state`` (counts of stateful tasks) and ``largest`` (up to three
             ``(task id, lag in records)``, largest first), clients in the document's order.
         """
-        from streams_assign.model import compute_task_lag, is_caught_up
+        from streams_assign.model import is_caught_up
 
         configs = self.document["configs"]
         acceptable = configs.get("acceptable_recovery_lag", 10_000)
-        ends = self.document.get("changelog_end_offset_sums", {})
         stateful = len(self.document["stateful_tasks"])
         rows = []
         for client in self.document["clients"]:
-            if "task_lags" in client:
-                lags = dict(client["task_lags"])
-            else:
-                lags = {
-                    t: compute_task_lag(v, ends[t]) for t, v in client["task_offset_sums"].items()
-                }
+            lags = dict(client["task_lags"])
             caught = [t for t, lag in lags.items() if is_caught_up(lag, acceptable)]
             behind = sorted(
                 ((t, lag) for t, lag in lags.items() if t not in caught and lag >= 0),
@@ -142,7 +137,7 @@ class ComputeSummary:
     def text(self) -> str:
         """A few lines: clients, tasks, lags, errors, outputs."""
         clients = self.document["clients"]
-        lags = sum(len(c.get("task_lags", c.get("task_offset_sums", {}))) for c in clients)
+        lags = sum(len(c["task_lags"]) for c in clients)
         moment = "the latest snapshot" if self.at is None else f"{self.at} (epoch ms)"
         lines = [
             f"cluster state as of {moment}: {len(clients)} client(s), "
@@ -416,7 +411,11 @@ def run_compute(
         job = build_job(request, session, topology, membership)
     try:
         with stages.stage("offset sums, as-of end offsets, cluster state"):
-            document = job.cluster_state(at=request.at, native=request.native)
+            document = job.cluster_state(at=request.at)
+            if request.description is not None:
+                document = {"name": document["name"], "description": request.description} | {
+                    k: v for k, v in document.items() if k != "name"
+                }
             non_members = job.non_member_processes(request.at)
         if request.lags_table:
             with stages.stage(f"writing lag table {request.lags_table}"):

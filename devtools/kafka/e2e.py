@@ -18,7 +18,7 @@ its changelog offsets moved by more than 10,000 records since the last one
 (``StateManagerUtil#checkpointNeeded``) or when it is closed. The checkpoint files alone would
 show a standby further behind than Kafka knows it is.
 
-Then ``streams-lag compute --native`` turns the view into a cluster state, ``streams-assign
+Then ``streams-lag compute`` turns the view into a cluster state, ``streams-assign
 assign --json`` predicts the next assignment, the rebalance is triggered (A: a fourth instance
 joins; B: one instance is killed with SIGKILL and its session times out; C: one instance is
 stopped and restarted, a rolling bounce), and the prediction is compared with what each
@@ -320,7 +320,7 @@ def predict(
     joining: list[StreamsInstance] = (),  # type: ignore[assignment]
     leaving: list[str] = (),  # type: ignore[assignment]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``streams-lag compute --native`` on the view, adjusted for the instances the operator
+    """``streams-lag compute`` on the view, adjusted for the instances the operator
     adds (``joining``: no state, ``num.stream.threads`` threads) or removes (``leaving``:
     process ids), then ``streams-assign assign --json``.
 
@@ -338,7 +338,6 @@ def predict(
         end_offsets=[str(view.end_offsets)],
         offsets=[str(view.offsets)],
         output=str(output),
-        native=True,
         errors_table=str(view.folder / "errors.jsonl"),
         configs={
             "acceptable_recovery_lag": cluster.acceptable_recovery_lag,
@@ -358,7 +357,7 @@ def predict(
                 "capacity": instance.threads,
                 "prev_active": [],
                 "prev_standby": [],
-                "task_offset_sums": {},
+                "task_lags": {},
             }
         )
     state_path = view.folder / "cluster-adjusted.json"

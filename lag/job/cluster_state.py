@@ -105,7 +105,7 @@ class ClusterStateBuilder:
             return at
         return int(moment)
 
-    def cluster_state(self, at: int | None = None, native: bool = False) -> dict[str, Any]:
+    def cluster_state(self, at: int | None = None) -> dict[str, Any]:
         """The cluster-state document as the group leader would see it at time ``at``.
 
         Parameters
@@ -115,24 +115,27 @@ class ClusterStateBuilder:
             task is its latest complete one at or before ``at``; each process contributes its
             latest snapshot at or before that end-offset moment (:meth:`state_moment`);
             snapshots without a time always count, as "now".
-        native:
-            Write Kafka's raw numbers instead of lags: per client ``task_offset_sums`` (what the
-            subscription carries) and the top-level ``changelog_end_offset_sums``; the core turns
-            them into lags with the same ``computeTaskLags`` rule. Without it, per client
-            ``task_lags``.
 
         Returns
         -------
         dict
             The cluster-state document (``docs/scenario-format.md``): ``configs``,
-            ``stateful_tasks``, ``stateless_tasks`` and one client per member process with ``id``,
-            ``capacity``, ``prev_active``, ``prev_standby`` and ``task_lags`` (or
-            ``task_offset_sums``), task ids in Kafka's TaskId order, clients in UUID order. A
-            stateful task without any end offsets gets lag -3 (unknown) on clients with local state,
-            and an error row.
+            ``stateful_tasks``, ``stateless_tasks``, the top-level ``changelog_end_offset_sums``
+            and one client per member process with ``id``, ``capacity``, ``prev_active``,
+            ``prev_standby`` and ``task_lags``, task ids in Kafka's TaskId order, clients in UUID
+            order. A stateful task without any end offsets gets lag -3 (unknown) on clients with
+            local state, no end offset sum, and an error row.
 
         Notes
         -----
+        The document carries what Kafka's group leader uses: the end offset sum of every task
+        (``StreamsPartitionAssignor.computeEndOffsetSumsByTask``) beside the lags it computes
+        from the reported offset sums (``ClientState.computeTaskLags``). A client that reported
+        no offset sum for a task has, in Kafka, the lag ``end offset sum - 0`` (``computeTaskLags``
+        reads a missing sum as 0), and the core reads the same from ``changelog_end_offset_sums``;
+        without it the core would give such a client ``Long.MAX_VALUE``, and ties between
+        clients would break differently from Kafka's.
+
         Built from per-(process, task) aggregates of the offset sums (their latest snapshot at or
         before the moment), not from the cached per-snapshot table: the driver collects at most
         tasks x clients rows and the per-task end offset sums, whatever the number of snapshots.
@@ -154,21 +157,17 @@ class ClusterStateBuilder:
         local = self.member_offset_sums(at)
         capacity = self.membership.capacity()
         clients = [
-            self.client_entry(process_id, capacity[process_id], local, end_sums, native)
+            self.client_entry(process_id, capacity[process_id], local, end_sums)
             for process_id in sorted(capacity, key=process_id_sort_key)
         ]
-        document: dict[str, Any] = {
+        return {
             "name": self.application_id,
             "configs": configs_json(self.configs),
             "stateful_tasks": stateful,
             "stateless_tasks": self.layout.stateless_tasks(),
+            "changelog_end_offset_sums": {t: end_sums[t] for t in stateful if t in end_sums},
+            "clients": clients,
         }
-        if native:
-            document["changelog_end_offset_sums"] = {
-                t: end_sums[t] for t in stateful if t in end_sums
-            }
-        document["clients"] = clients
-        return document
 
     def member_offset_sums(self, at: int | None) -> dict[str, dict[str, int]]:
         """Each member's offset sums per stateful task at the moment of ``at``.
@@ -214,7 +213,6 @@ class ClusterStateBuilder:
         capacity: int,
         local: dict[str, dict[str, int]],
         end_sums: dict[str, int],
-        native: bool,
     ) -> dict[str, Any]:
         """One client of the document: previous tasks by ``ClientState.initializePrevTasks``.
 
@@ -228,14 +226,11 @@ class ClusterStateBuilder:
             Offset sums per process and task (:meth:`member_offset_sums`).
         end_sums:
             End offset sum per task id at the moment.
-        native:
-            ``task_offset_sums`` instead of ``task_lags``.
 
         Returns
         -------
         dict
-            ``id``, ``capacity``, ``prev_active``, ``prev_standby`` and ``task_lags`` (or
-            ``task_offset_sums``).
+            ``id``, ``capacity``, ``prev_active``, ``prev_standby`` and ``task_lags``.
         """
         reported = dict(local.get(process_id, {}))
         owned = {f"{s}_{p}" for s, p in self.actives.get(process_id, set())}
@@ -252,11 +247,9 @@ class ClusterStateBuilder:
             "prev_active": sorted_task_ids(active),
             "prev_standby": sorted_task_ids(standby),
         }
-        ordered = sorted_task_ids(reported)
-        if native:
-            client["task_offset_sums"] = {t: reported[t] for t in ordered if t in end_sums}
-        else:
-            client["task_lags"] = {t: state_lag(reported[t], end_sums.get(t)) for t in ordered}
+        client["task_lags"] = {
+            t: state_lag(reported[t], end_sums.get(t)) for t in sorted_task_ids(reported)
+        }
         return client
 
     def non_member_processes(self, at: int | None = None) -> list[str]:

@@ -271,11 +271,11 @@ class LagJob:
         :meth:`lag.job.cluster_state.ClusterStateBuilder.state_moment`."""
         return self.state.state_moment(at)
 
-    def cluster_state(self, at: int | None = None, native: bool = False) -> dict[str, Any]:
-        """The cluster-state document at ``at`` (epoch ms, None = latest); ``native`` writes
-        offset sums instead of lags. See
+    def cluster_state(self, at: int | None = None) -> dict[str, Any]:
+        """The cluster-state document at ``at`` (epoch ms, None = latest), with the end offset
+        sums Kafka's leader uses; see
         :meth:`lag.job.cluster_state.ClusterStateBuilder.cluster_state`."""
-        return self.state.cluster_state(at, native)
+        return self.state.cluster_state(at)
 
     def non_member_processes(self, at: int | None = None) -> list[str]:
         """Process ids with local state that are not group members, sorted; see

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from lag.error_rows import ErrorRow
 from lag.kafka_rules import sorted_task_ids
@@ -15,8 +16,8 @@ from streams_assign.errors import LagInputError
 from streams_assign.model import AssignmentConfigs
 
 
-def configs_json(configs: AssignmentConfigs) -> dict[str, int]:
-    """The ``configs`` object the cluster state carries: the four configs the lag job sets.
+def configs_json(configs: AssignmentConfigs) -> dict[str, Any]:
+    """The ``configs`` object the cluster state carries: the configs the lag job sets.
 
     Parameters
     ----------
@@ -27,14 +28,18 @@ def configs_json(configs: AssignmentConfigs) -> dict[str, int]:
     -------
     dict
         ``acceptable_recovery_lag`` (records), ``max_warmup_replicas``,
-        ``num_standby_replicas``, ``probing_rebalance_interval_ms`` (ms).
+        ``num_standby_replicas``, ``probing_rebalance_interval_ms`` (ms), and
+        ``rack_aware_assignment_tags`` when any are set.
     """
-    return {
+    document: dict[str, Any] = {
         "acceptable_recovery_lag": configs.acceptable_recovery_lag,
         "max_warmup_replicas": configs.max_warmup_replicas,
         "num_standby_replicas": configs.num_standby_replicas,
         "probing_rebalance_interval_ms": configs.probing_rebalance_interval_ms,
     }
+    if configs.rack_aware_assignment_tags:
+        document["rack_aware_assignment_tags"] = list(configs.rack_aware_assignment_tags)
+    return document
 
 
 @dataclass(frozen=True, slots=True)

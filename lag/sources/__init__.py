@@ -5,5 +5,6 @@
 - :mod:`lag.sources.get_offsets`: ``kafka-get-offsets.sh`` lines (end offsets);
 - :mod:`lag.sources.checkpoint_file`: one ``.checkpoint`` file (``OffsetCheckpoint``);
 - :mod:`lag.sources.rocksdb_stores`: offsets inside Kafka Streams 4.3+ RocksDB stores;
-- :mod:`lag.sources.checkpoints`: instance state directories walked into offset rows.
+- :mod:`lag.sources.checkpoints`: instance state directories walked into offset rows;
+- :mod:`lag.sources.streams_config`: the application's properties file (assignment configs).
 """

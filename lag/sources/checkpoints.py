@@ -216,8 +216,11 @@ def collect_state_dirs(
         Offset rows (one per checkpoint entry, plus a marker row per empty checkpoint) and
         error rows. A folder whose process id cannot be read contributes only an error row. A
         task folder without ``.checkpoint`` is read as Kafka Streams 4.3+ keeps it (KIP-1035:
-        offsets inside the RocksDB stores, :func:`lag.sources.rocksdb_stores.read_task_stores`); one
-        with neither contributes nothing (Kafka reports no offset sum for it either).
+        offsets inside the RocksDB stores, :func:`lag.sources.rocksdb_stores.read_task_stores`).
+        One whose stores are of Kafka Streams <= 4.2 (no ``offsets`` family) contributes an
+        error row ``no checkpoint yet`` and no offset row: Kafka writes ``.checkpoint`` every
+        10,000 records or on close, and reports no offset sum for the task before. One with no
+        store at all contributes nothing (Kafka reports no offset sum for it either).
 
     Raises
     ------

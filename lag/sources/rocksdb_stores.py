@@ -31,6 +31,12 @@ Other stores of 4.3:
   opens the task (``LegacyCheckpointingStateStore.migrateLegacyOffsets``), and written again only
   for a downgrade (``upgrade.from`` below 4.3, ``maybeDowngradeOffsets``).
 
+A RocksDB store without the ``offsets`` family is a store of Kafka Streams <= 4.2, whose offsets
+are in the task's ``.checkpoint`` (:func:`has_offsets_family` tells them apart from RocksDB's
+``OPTIONS`` file, without opening the store or taking its lock); a task folder of such stores
+and no ``.checkpoint`` is one whose checkpoint Kafka has not written yet (``no checkpoint yet``),
+not an unreadable store.
+
 :func:`read_task_stores` reads one task folder this way. The offset rows it gives carry the
 *positions* Kafka 4.3 sums (``committed + 1``), so their offset sum is the one a 4.3 process
 reports; an unknown offset stays ``-4`` (summed as 0 by both). ``streams-lag collect`` calls it
@@ -62,6 +68,7 @@ __all__ = [
     "TaskStores",
     "decode_offset_entry",
     "find_rocksdb_stores",
+    "has_offsets_family",
     "read_rocksdb_offsets",
     "read_task_stores",
     "store_is_open",
@@ -108,13 +115,18 @@ class TaskStores:
     Attributes
     ----------
     stores:
-        One entry per store found (RocksDB folder, segmented store, ``.checkpoint_<store>``).
+        One entry per store of Kafka Streams 4.3+ found (RocksDB folder with the ``offsets``
+        family, segmented store, ``.checkpoint_<store>``).
     errors:
-        Error rows (an unusable store, a skipped entry).
+        Error rows (an unusable store, a skipped entry, a task without a checkpoint yet).
+    legacy:
+        RocksDB stores without the ``offsets`` family, as Kafka Streams <= 4.2 writes them
+        (their offsets are in the task's ``.checkpoint``, not in the store).
     """
 
     stores: list[StoreOffsets] = field(default_factory=list)
     errors: list[ErrorRow] = field(default_factory=list)
+    legacy: list[str] = field(default_factory=list)
 
     @property
     def usable(self) -> bool:
@@ -200,6 +212,59 @@ def decode_offset_entry(key: bytes, value: bytes) -> tuple[str, int, int]:
         raise ValueError(f"value of {text!r} has {len(value)} bytes, a long has 8: {value!r}")
     (offset,) = struct.unpack(">q", value)
     return match["topic"], int(match["partition"]), offset
+
+
+#: The section RocksDB writes for each column family into its ``OPTIONS-<number>`` file.
+_OFFSETS_FAMILY_SECTION = f'[CFOptions "{OFFSETS_COLUMN_FAMILY}"]'
+_OPTIONS_FILE = re.compile(r"^OPTIONS-(?P<number>[0-9]+)$")
+#: Why a task folder of Kafka Streams <= 4.2 has no ``.checkpoint``, with Kafka's classes.
+NO_CHECKPOINT_YET = (
+    "no checkpoint yet: Kafka Streams <= 4.2 writes <task>/.checkpoint every 10,000 records or "
+    "on close (ProcessorStateManager.checkpoint, StateManagerUtil.checkpointNeeded), and "
+    "deletes it while the task runs under exactly-once; until then the task reports no offset "
+    "sum from disk (StateDirectory, TaskManager.getTaskOffsetSums), so it counts as having no "
+    "local state here"
+)
+
+
+def has_offsets_family(path: Path) -> bool | None:
+    """Whether a RocksDB database has Kafka Streams 4.3's ``offsets`` column family.
+
+    Read from the newest ``OPTIONS-<number>`` file RocksDB keeps in the folder (one
+    ``[CFOptions "<family>"]`` section per column family), so neither the database nor its
+    ``LOCK`` is touched and a store a running process holds open is recognised too; without
+    such a file, from the MANIFEST through rocksdict (``Rdict.list_cf``).
+
+    Parameters
+    ----------
+    path:
+        A RocksDB folder (holding ``CURRENT``).
+
+    Returns
+    -------
+    bool or None
+        True for a store of Kafka Streams 4.3+, False for one of <= 4.2 (no ``offsets``
+        family), None when neither the options file nor rocksdict can tell.
+    """
+    numbered = []
+    for candidate in path.iterdir():
+        match = _OPTIONS_FILE.match(candidate.name)
+        if match and candidate.is_file():
+            numbered.append((int(match["number"]), candidate))
+    if numbered:
+        try:
+            text = max(numbered)[1].read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        return _OFFSETS_FAMILY_SECTION in text
+    try:
+        from rocksdict import Rdict
+    except ImportError:
+        return None
+    try:
+        return OFFSETS_COLUMN_FAMILY in Rdict.list_cf(str(path))
+    except Exception:  # rocksdict raises a bare Exception for RocksDB's Status
+        return None
 
 
 def store_is_open(path: Path) -> bool:
@@ -435,8 +500,41 @@ def _read_segmented(name: str, segments: list[Path]) -> tuple[StoreOffsets, list
     return store, errors
 
 
+def _is_legacy(databases: list[Path]) -> bool:
+    """Whether every database of a store is a RocksDB database of Kafka Streams <= 4.2."""
+    return all(_is_rocksdb(d) and has_offsets_family(d) is False for d in databases)
+
+
+def _legacy_store_errors(result: TaskStores, folder: Path) -> None:
+    """Report the <= 4.2 stores of a task: a missing checkpoint, or a store 4.3 did not write.
+
+    A task folder with no store of 4.3 is a task of Kafka Streams <= 4.2 without its
+    ``.checkpoint`` yet (:data:`NO_CHECKPOINT_YET`); beside stores of 4.3, a store without the
+    ``offsets`` family is an unreadable store, and the task has no local state.
+    """
+    if not result.legacy:
+        return
+    if not result.stores:
+        result.errors.append(
+            ErrorRow(str(folder), None, " ".join(result.legacy), NO_CHECKPOINT_YET)
+        )
+        return
+    for source in result.legacy:
+        result.stores.append(StoreOffsets(source, usable=False))
+        result.errors.append(
+            ErrorRow(
+                source,
+                None,
+                "",
+                f"unreadable store: no '{OFFSETS_COLUMN_FAMILY}' column family beside stores "
+                "of Kafka Streams 4.3+ in the same task (a store of Kafka Streams <= 4.2 whose "
+                ".checkpoint is missing)",
+            )
+        )
+
+
 def read_task_stores(task_dir: str | Path) -> TaskStores:
-    """Read every store of a Kafka Streams 4.3+ task folder that keeps its offsets on disk.
+    """Read every store of a task folder without a task-level ``.checkpoint``.
 
     Parameters
     ----------
@@ -448,17 +546,26 @@ def read_task_stores(task_dir: str | Path) -> TaskStores:
     -------
     TaskStores
         RocksDB key-value stores (``rocksdb/<store>``), segmented window/session stores and
-        ``.checkpoint_<store>`` files of stores that do not manage their offsets. Empty when
-        the folder holds none of them (a task of in-memory stores: no local offsets).
+        ``.checkpoint_<store>`` files of stores that do not manage their offsets (Kafka Streams
+        4.3+). RocksDB stores without the ``offsets`` family (:func:`has_offsets_family`) are
+        stores of Kafka Streams <= 4.2 and are not opened: when the task has no store of 4.3,
+        one error row ``no checkpoint yet`` names the folder (a checkpoint not written yet,
+        not an unreadable store). Empty when the folder holds no store at all (a task of
+        in-memory stores: no local offsets).
 
     Raises
     ------
     LagInputError
-        When a RocksDB store is found and the rocksdict package is not installed.
+        When a RocksDB store that may be of 4.3 is found and the rocksdict package is not
+        installed.
     """
     folder = Path(task_dir)
     result = TaskStores()
     for name, databases in find_rocksdb_stores(folder):
+        if _is_legacy(databases):
+            kv = databases[0].parent.name == ROCKSDB_DIR
+            result.legacy.append(str(databases[0] if kv else databases[0].parent))
+            continue
         if databases[0].parent.name == ROCKSDB_DIR:
             database = databases[0]
             if not _is_rocksdb(database):
@@ -489,4 +596,5 @@ def read_task_stores(task_dir: str | Path) -> TaskStores:
         result.stores.append(
             StoreOffsets(str(path), {(t, p): o for t, p, o, _ in checkpoint.entries})
         )
+    _legacy_store_errors(result, folder)
     return result

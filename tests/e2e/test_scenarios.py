@@ -65,7 +65,7 @@ def test_scenario_a_new_instance_gets_what_was_predicted(outcomes: dict[str, Any
     result = _result(outcomes, "A")
     _assert_matched(result)
     assert len(result.settled) == 4
-    newcomer = [c for c in result.cluster_state["clients"] if not c["task_offset_sums"]]
+    newcomer = [c for c in result.cluster_state["clients"] if not c["task_lags"]]
     assert len(newcomer) == 1
     # 500 < records per changelog partition: the newcomer is not caught up, so it may only
     # warm up stateful tasks, and the assignor asks for a probing rebalance.

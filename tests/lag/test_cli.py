@@ -171,6 +171,54 @@ def test_compute_writes_cluster_state_and_tables(
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.spark
+def test_compute_takes_the_configs_from_the_applications_properties_file(
+    fleet: Path, tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    props = tmp_path / "app.properties"
+    props.write_text(
+        "application.id=orders-app\n"
+        "# the assignment configs of the running application\n"
+        "num.standby.replicas = 1\n"
+        "acceptable.recovery.lag: 500\n"
+        "max.warmup.replicas=5\n"
+        "rack.aware.assignment.tags=zone\n"
+    )
+    output = tmp_path / "cluster.json"
+    args = compute_args(
+        fleet,
+        output,
+        "--state-dirs",
+        *sorted(str(p) for p in (fleet / "state").iterdir()),
+        "--streams-config",
+        str(props),
+        "--max-warmup-replicas",
+        "3",
+    )
+
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    document = json.loads(output.read_text())
+    assert document["configs"] == {
+        "acceptable_recovery_lag": 500,
+        "max_warmup_replicas": 3,  # the flag over the file
+        "num_standby_replicas": 1,
+        "probing_rebalance_interval_ms": 600_000,
+        "rack_aware_assignment_tags": ["zone"],
+    }
+    assert "probing.rebalance.interval.ms = 600000 (Kafka's default; not given)" in err
+    assert "acceptable.recovery.lag = " not in err  # given: not a default
+    assert document["description"] == (
+        f"configs: acceptable.recovery.lag=500 ({props}); max.warmup.replicas=3 (flag "
+        f"--max-warmup-replicas); num.standby.replicas=1 ({props}); "
+        "probing.rebalance.interval.ms=600000 (Kafka's default); "
+        f"rack.aware.assignment.tags=zone ({props})"
+    )
+    state = parse_cluster_state(document)
+    assert state.configs.rack_aware_assignment_tags == ("zone",)
+    assert set(document["changelog_end_offset_sums"]) == set(document["stateful_tasks"])
+
+
 @pytest.mark.parametrize("flag", ["--moment-join", "--interval-join", "--restore-from-lag-table"])
 def test_compute_offers_no_join_plan_options(
     flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

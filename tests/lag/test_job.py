@@ -18,8 +18,9 @@ from lag.job.layout import configs_json
 from lag.job.restore import restore_table
 from lag.outputs.tables import write_table
 from lag.pipeline import ComputeRequest, build_job, prepare
+from streams_assign.assignors import assign
 from streams_assign.formats.cluster_state import parse_cluster_state
-from streams_assign.model import AssignmentConfigs
+from streams_assign.model import AssignmentConfigs, TaskId, compute_task_lag
 
 pytestmark = pytest.mark.spark
 
@@ -110,11 +111,9 @@ def hand(
     )
     job = run_job(files, spark, configs={"num_standby_replicas": 1})
     document = job.cluster_state()
-    native = job.cluster_state(native=True)
     return {
         "job": job,
         "document": document,
-        "native": native,
         "lags": lag_rows(job),
         "errors": job.error_summary(),
         "error_rows": [r.asDict() for r in job.errors().collect()],
@@ -149,8 +148,8 @@ def test_overflowing_sums_are_pinned_to_long_max(hand: dict[str, Any]) -> None:
     p2 = client(hand["document"], P2)
     # Offset sum BIG + 5000 and end sum BIG + 10000 both pin to Long.MAX_VALUE: lag 0.
     assert p2["task_lags"] == {"0_0": 10, "0_1": -2, "1_0": -2, "1_1": 0}
-    assert hand["native"]["changelog_end_offset_sums"]["1_1"] == LONG_MAX
-    assert client(hand["native"], P2)["task_offset_sums"]["1_1"] == LONG_MAX
+    assert hand["document"]["changelog_end_offset_sums"]["1_1"] == LONG_MAX
+    assert hand["lags"][(None, P2, "1_1")]["offset_sum"] == LONG_MAX
 
 
 def test_empty_checkpoint_and_unknown_offsets_sum_to_zero(hand: dict[str, Any]) -> None:
@@ -193,17 +192,124 @@ def test_cluster_state_is_valid_for_the_core(hand: dict[str, Any]) -> None:
     assert [c.id for c in state.clients] == [P1, P2, P3]
 
 
-def test_native_offset_sums_give_the_same_lags_in_the_core(hand: dict[str, Any]) -> None:
+#: What each member's subscription carries in the hand fleet (``TaskManager.getTaskOffsetSums``):
+#: -2 for running actives, the checkpointed sums (-4 skipped, overflow pinned) for the rest.
+HAND_OFFSET_SUMS = {
+    P1: {"0_0": -2, "0_1": 600, "1_0": 100, "1_1": -2},
+    P2: {"0_0": 990, "0_1": -2, "1_0": -2, "1_1": LONG_MAX},
+    P3: {"0_0": -2, "0_1": 0, "1_1": 0},
+}
+HAND_END_OFFSET_SUMS = {"0_0": 1000, "0_1": 500, "1_0": 500, "1_1": LONG_MAX}
+
+
+def kafka_leader_lags(offset_sums: dict[str, int], ends: dict[str, int]) -> dict[str, int]:
+    """``ClientState.computeTaskLags``: every task with an end offset sum gets a lag, a task
+    the client reported no offset sum for counts as offset sum 0 (``getOrDefault(task, 0L)``)."""
+    return {task: compute_task_lag(offset_sums.get(task, 0), end) for task, end in ends.items()}
+
+
+def test_the_cluster_state_carries_the_end_offset_sums_kafkas_leader_uses(
+    hand: dict[str, Any],
+) -> None:
+    document = hand["document"]
+    assert document["changelog_end_offset_sums"] == HAND_END_OFFSET_SUMS
+    assert "task_offset_sums" not in str(document)  # one form
+    state = parse_cluster_state(document)
+    for process_id, sums in HAND_OFFSET_SUMS.items():
+        expected = kafka_leader_lags(sums, HAND_END_OFFSET_SUMS)
+        got = {str(t): state.lag(state.client(process_id), t) for t in state.stateful_tasks}
+        assert got == expected, process_id
+    # P3 has no state for 1_0: Kafka's leader gives it the end offset sum, not Long.MAX_VALUE
+    assert state.lag(state.client(P3), TaskId.parse("1_0")) == 500
+
+
+def test_the_leaders_own_numbers_give_the_same_lags_in_the_core(hand: dict[str, Any]) -> None:
+    native = dict(hand["document"])
+    native["clients"] = [
+        {k: v for k, v in c.items() if k != "task_lags"}
+        | {"task_offset_sums": HAND_OFFSET_SUMS[c["id"]]}
+        for c in hand["document"]["clients"]
+    ]
     from_lags = parse_cluster_state(hand["document"])
-    from_sums = parse_cluster_state(hand["native"])
-    assert client(hand["native"], P1)["task_offset_sums"] == {
-        "0_0": -2,
-        "0_1": 600,
-        "1_0": 100,
-        "1_1": -2,
-    }
+    from_sums = parse_cluster_state(native)
     for a, b in zip(from_lags.clients, from_sums.clients, strict=True):
         assert dict(a.task_lags) == dict(b.task_lags)
+        for task in from_lags.stateful_tasks:
+            assert from_lags.lag(a, task) == from_sums.lag(b, task)
+
+
+def test_a_client_without_state_is_assigned_as_kafkas_leader_assigns_it(
+    fleet_files: Any, spark: Any, offset_row: Any
+) -> None:
+    """P1 runs every task; P2 has a little state for 0_0; P3 none. The changelogs are short
+    (100-300 records, below acceptable.recovery.lag), so for Kafka's leader both are caught
+    up on every task (lag = end offset sum) and the HA assignor moves actives at once."""
+    row = offset_row
+    fleet_files.write_members(
+        [
+            (P1, 1, "in(0), in(1), other(0), plain(0)"),
+            (P1, 2, "other(1), plain(1)"),
+            (P2, 1, "-"),
+            (P2, 2, "-"),
+            (P3, 1, "-"),
+            (P3, 2, "-"),
+        ]
+    )
+    fleet_files.write_end_offsets(
+        [
+            "app-s1-changelog:0:100",
+            "app-s1-changelog:1:100",
+            "app-s2-changelog:0:100",
+            "app-s2-changelog:1:100",
+            "app-s3-changelog:0:200",
+            "app-s3-changelog:1:200",
+            "plain:0:5",
+            "plain:1:5",
+        ]
+    )
+    fleet_files.write_offsets(
+        [
+            row(P1, "s1", 0, 90),
+            row(P1, "s1", 1, 90),
+            row(P1, "s2", 0, 90),
+            row(P1, "s3", 0, 190),
+            row(P1, "s2", 1, 90),
+            row(P1, "s3", 1, 190),
+            row(P2, "s1", 0, 39),
+        ]
+    )
+    ends = {"0_0": 100, "0_1": 100, "1_0": 300, "1_1": 300}
+    document = run_job(fleet_files, spark, configs={"num_standby_replicas": 1}).cluster_state()
+
+    # what the members' subscriptions carry and what the leader fetches
+    leader_input = dict(document)
+    leader_input["clients"] = [
+        {k: v for k, v in c.items() if k != "task_lags"}
+        | {
+            "task_offset_sums": {
+                P1: {t: -2 for t in ends},
+                P2: {"0_0": 39},
+                P3: {},
+            }[c["id"]]
+        }
+        for c in document["clients"]
+    ]
+    assert document["changelog_end_offset_sums"] == ends
+    state = parse_cluster_state(document)
+    assert {str(t): state.lag(state.client(P3), t) for t in state.stateful_tasks} == ends
+    assert state.lag(state.client(P2), TaskId.parse("0_0")) == 61
+    assert state.lag(state.client(P2), TaskId.parse("1_1")) == 300
+
+    leader = assign(leader_input, assignor="high_availability").to_json()
+    assert assign(document, assignor="high_availability").to_json() == leader
+    assert not leader["probing_rebalance_needed"]
+    assert leader["clients"][P3]["active"] != ["2_1"]  # P3 got stateful actives at once
+    # The form without end offset sums (task_lags alone, Long.MAX_VALUE without state) decides
+    # otherwise on this fleet: every stateful active stays on P1, warmups and a probing rebalance.
+    lags_only = {k: v for k, v in document.items() if k != "changelog_end_offset_sums"}
+    before = assign(lags_only, assignor="high_availability").to_json()
+    assert before != leader and before["probing_rebalance_needed"]
+    assert before["clients"][P1]["active"] == ["0_0", "0_1", "1_0", "1_1"]
 
 
 # --- histories: as-of join, incomplete end offsets, --at -----------------------------------------

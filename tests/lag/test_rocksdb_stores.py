@@ -332,3 +332,121 @@ def test_reading_leaves_the_store_folder_as_it_was(tmp_path: Path) -> None:
 
     assert read.usable and errors == []
     assert sorted((p.name, p.stat().st_size) for p in store.iterdir()) == before
+
+
+def _hold_lock(lock: Path) -> subprocess.Popen[str]:
+    """Another process holding RocksDB's ``LOCK`` as a running instance does (fcntl)."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys; f = open(sys.argv[1], 'r+b'); "
+            "fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+            str(lock),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def test_a_4_2_task_without_its_checkpoint_yet_says_so_not_unreadable_store(
+    tmp_path: Path,
+) -> None:
+    # A Kafka Streams 4.2 instance: 0_0 checkpointed, 0_1 not yet (fewer than 10,000 records
+    # since it started, never closed): its RocksDB store has no ``offsets`` family.
+    app_dir = make_instance(tmp_path / "i1")
+    rocksdb_store(app_dir / "0_0" / "rocksdb" / "counts", None)
+    (app_dir / "0_0" / ".checkpoint").write_text("0\n1\napp-counts-changelog 0 41\n")
+    fresh = app_dir / "0_1"
+    rocksdb_store(fresh / "rocksdb" / "counts", None)
+
+    result = collect_state_dirs([tmp_path / "i1"], "app")
+
+    assert [(r["task_id"], r["offset"]) for r in result.rows] == [("0_0", 41)]
+    assert [(e.source, e.reason.split(":")[0]) for e in result.errors] == [
+        (str(fresh), "no checkpoint yet")
+    ]
+    reason = result.errors[0].reason
+    assert "every 10,000 records or on close" in reason
+    assert "ProcessorStateManager" in reason and "StateDirectory" in reason
+    assert "4.3" not in reason and "write-ahead" not in reason
+    assert str(fresh / "rocksdb" / "counts") in result.errors[0].raw
+
+
+def test_a_running_4_2_instance_without_checkpoints_is_not_reported_as_4_3(
+    tmp_path: Path,
+) -> None:
+    # The issue's case: Kafka Streams 4.2.1 running, its stores open (LOCK held), no checkpoint.
+    app_dir = make_instance(tmp_path / "i1")
+    store = rocksdb_store(app_dir / "1_0" / "rocksdb" / "s", None)
+    holder = _hold_lock(store / "LOCK")
+    try:
+        result = collect_state_dirs([tmp_path / "i1"], "app")
+    finally:
+        holder.communicate("")
+    assert result.rows == []
+    assert [(e.source, e.reason.split(":")[0]) for e in result.errors] == [
+        (str(app_dir / "1_0"), "no checkpoint yet")
+    ]
+    assert "write-ahead log" not in result.errors[0].reason
+
+
+def test_a_running_4_3_store_keeps_the_write_ahead_log_message(tmp_path: Path) -> None:
+    app_dir = make_instance(tmp_path / "i1")
+    store = rocksdb_store(app_dir / "1_0" / "rocksdb" / "s", offsets(p0=9))
+    holder = _hold_lock(store / "LOCK")
+    try:
+        result = collect_state_dirs([tmp_path / "i1"], "app")
+    finally:
+        holder.communicate("")
+    assert [(e.source, e.reason.split(":")[0]) for e in result.errors] == [
+        (str(store), "unreadable store")
+    ]
+    assert "Kafka Streams 4.3 writes the offsets with the write-ahead log off" in (
+        result.errors[0].reason
+    )
+
+
+def test_a_4_2_window_store_without_checkpoint_is_no_checkpoint_yet(tmp_path: Path) -> None:
+    app_dir = make_instance(tmp_path / "i1")
+    window = app_dir / "2_3" / "windowed"
+    rocksdb_store(window / "windowed.1767225600000", None)
+    rocksdb_store(window / "windowed.1767229200000", None)
+
+    stores = read_task_stores(app_dir / "2_3")
+
+    assert stores.stores == [] and stores.legacy == [str(window)]
+    assert [(e.source, e.reason.split(":")[0]) for e in stores.errors] == [
+        (str(app_dir / "2_3"), "no checkpoint yet")
+    ]
+    assert stores.rows({"process_id": PID, "task_id": "2_3", "snapshot_time": None}) == []
+
+
+def test_a_4_2_store_is_told_apart_without_rocksdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app_dir = make_instance(tmp_path / "i1")
+    rocksdb_store(app_dir / "0_0" / "rocksdb" / "s", None)
+    monkeypatch.setitem(sys.modules, "rocksdict", None)  # import fails
+
+    result = collect_state_dirs([tmp_path / "i1"], "app")  # no "needs rocksdict" error
+
+    assert result.rows == []
+    assert [e.reason.split(":")[0] for e in result.errors] == ["no checkpoint yet"]
+
+
+def test_the_offsets_family_is_found_from_the_manifest_without_an_options_file(
+    tmp_path: Path,
+) -> None:
+    from lag.sources.rocksdb_stores import has_offsets_family
+
+    new = rocksdb_store(tmp_path / "new", offsets(p0=1))
+    old = rocksdb_store(tmp_path / "old", None)
+    assert (has_offsets_family(new), has_offsets_family(old)) == (True, False)
+    for store in (new, old):
+        for options in store.glob("OPTIONS-*"):
+            options.unlink()
+    assert (has_offsets_family(new), has_offsets_family(old)) == (True, False)
