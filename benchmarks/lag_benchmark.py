@@ -6,7 +6,7 @@ script generates a history with :mod:`lag.fleet.generate` (a 60-instance fleet o
 then runs on the same files, in the same process:
 
 - **Spark** (``local[2]`` by default): the real job (:func:`lag.pipeline.build_job`): validation,
-  per-snapshot offset sums, the broadcast as-of join, the lag table written as Parquet (*lag*);
+  per-snapshot offset sums, the merge as-of join, the lag table written as Parquet (*lag*);
   then the restore table from the kept per-snapshot rows (*restore*);
 - **DuckDB** (2 threads): the same computations in SQL: offset sums pinned on overflow, complete
   end-offset sums, ``ASOF LEFT JOIN``, lag table to Parquet (*lag*); window over each replica's

@@ -10,7 +10,6 @@ side, and exits 1 when any are.
 Usage::
 
     python benchmarks/lag_engines_compare.py --shape many-snapshots --rows 1e6 --work /tmp/cmp
-    python benchmarks/lag_engines_compare.py --shape few-snapshots --no-broadcast  # the merge
 """
 
 from __future__ import annotations
@@ -61,12 +60,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shape", default="many-snapshots", choices=lag_scale_benchmark.SHAPES)
     parser.add_argument("--rows", default="1e6", help="offset rows of the generated history")
     parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
-    parser.add_argument(
-        "--no-broadcast",
-        action="store_true",
-        help="switch Spark's broadcasts off, so the job takes its plan for large end-offset "
-        "histories (the merge as-of join) on a small one",
-    )
     args = parser.parse_args(argv)
 
     import duckdb
@@ -80,8 +73,6 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True)
     try:
         spark = get_spark("local[2]", app_name="lag-compare")
-        if args.no_broadcast:
-            spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
         try:
             lag_benchmark.run_spark(inputs, spark, out)
         finally:

@@ -1,34 +1,24 @@
 """The as-of join: each snapshot's offset sums matched with the latest complete end offsets of its
 task at or before its time.
 
-One join, two plans, chosen by :func:`join_end_offsets` from the estimated size of the end-offset
-intervals (:func:`lag.spark.sizing.estimated_interval_bytes` against
-:func:`lag.spark.sizing.broadcast_limit`):
-
-- the intervals fit: :func:`broadcast_as_of_join`, an equi-join on (task, time bucket) with a
-  range check against the broadcast intervals (no Python workers);
-- they do not: :func:`merge_as_of_join`, offset rows and end-offset rows shuffled once by task,
-  summed, sorted, and each task's latest complete end offsets carried forward in Arrow batches,
-  like DuckDB's ``ASOF JOIN`` (a merge of two sorted inputs), with the forward fill in numpy
-  inside ``mapInArrow``.
-
-Both give the same rows (``tests/lag/test_asof_join.py``).
+:func:`join_end_offsets` runs it as :func:`merge_as_of_join`: offset rows and end-offset rows
+shuffled once by task, summed, sorted, and each task's latest complete end offsets carried
+forward in Arrow batches, like DuckDB's ``ASOF JOIN`` (a merge of two sorted inputs), with the
+forward fill in numpy inside ``mapInArrow``. It is the job's only plan: a broadcast interval
+join, which the job used to choose for small end-offset histories, beat it in both wall and CPU
+time on no shape and size measured (``docs/lag.md``, *Eleventh pass*).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lag.job.layout import TaskLayout
 from lag.job.offset_sums import pinned_sum, sum_rows
 from lag.job.row_keys import map_lookup, task_part, task_sub
-from lag.kafka_rules import LONG_MAX
 from lag.spark.sizing import (
     JobSizing,
-    broadcast_limit,
-    estimated_interval_bytes,
     merge_partitions_for,
     plan_size_bytes,
     raise_arrow_batch_rows,
@@ -40,8 +30,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = [
-    "AsOfJoin",
-    "broadcast_as_of_join",
     "enable_sort_aggregate",
     "join_end_offsets",
     "merge_as_of_join",
@@ -216,10 +204,9 @@ def merge_as_of_join(
     ``mapInArrow`` carries each task's latest complete end-offset sum to the snapshot rows after
     it (numpy, :func:`_forward_fill`). One shuffle of the rows and one sort: no interval table,
     no explode, no second shuffle of the offset sums, and no Spark ``WindowExec`` (which
-    evaluates its frame row by row, ``docs/lag.md``). The result equals
-    :func:`broadcast_as_of_join`'s row for row: the latest complete end offsets at or before
-    each snapshot's time (end offsets without a time, ``Long.MIN_VALUE``, come first; snapshots
-    without one, ``Long.MAX_VALUE``, last).
+    evaluates its frame row by row, ``docs/lag.md``). Each snapshot gets the latest complete
+    end offsets at or before its time (end offsets without a time, ``Long.MIN_VALUE``, come
+    first; snapshots without one, ``Long.MAX_VALUE``, last).
 
     Parameters
     ----------
@@ -287,175 +274,30 @@ def merge_as_of_join(
     return ordered.mapInArrow(fill, schema)
 
 
-#: Largest join key of the one-long-key as-of join (beyond it, the join uses two keys).
-MAX_JOIN_KEY = 2**62
-
-
-def _time_buckets(low: int, high: int, width: int) -> Callable[[Column], Column]:
-    """The time bucket of a time column (ms): clamped into ``[low, high]``, ``width`` ms each."""
-    from pyspark.sql import functions as F
-
-    def bucket(time: Column) -> Column:
-        clamped = F.least(F.greatest(time, F.lit(low)), F.lit(high))
-        return F.floor((clamped - F.lit(low)) / F.lit(width)).cast("long")
-
-    return bucket
-
-
-def _interval_buckets(start: Column, until: Column, bucket: Callable[[Column], Column]) -> Column:
-    """One row per time bucket that the interval ``[start, until)`` touches (null: open end)."""
-    from pyspark.sql import functions as F
-
-    last_ms = F.coalesce(until - 1, F.lit(LONG_MAX))
-    return F.explode(F.sequence(bucket(start), bucket(last_ms)))
-
-
-def broadcast_as_of_join(
-    snapshots: DataFrame,
-    complete_ends: DataFrame,
-    end_stats: list[Any],
-    layout: TaskLayout,
-) -> DataFrame:
-    """Add to each snapshot the latest complete end offsets of its task at or before its time.
-
-    The complete end-offset sums of each task become intervals ``[time, next time)``. Each
-    interval is listed under every time bucket it overlaps, so the join is an equi-join on
-    (task, bucket) plus a range check; a snapshot finds at most one interval. The buckets are
-    sized from ``end_stats`` (rows and time span of each end-offset topic) to about two end
-    snapshots each, and any sizing gives the same result: both sides use the same monotonic
-    bucket of the time clamped to the end offsets' span.
-
-    Task and bucket are folded into one long, ``(sub-topology * P + partition) * B + bucket``
-    with ``P`` the largest partition count and ``B`` the number of buckets, so the broadcast
-    side is Spark's long-keyed hash relation (an array when the keys are dense); a partition
-    beyond ``P`` has no end offsets and gets no key. When the fold could pass 2^62, the join
-    keeps the two keys.
-
-    The intervals are shipped to every task as a hash relation: :func:`join_end_offsets` takes
-    this plan only when their estimated size fits :func:`lag.spark.sizing.broadcast_limit`.
-
-    Parameters
-    ----------
-    snapshots:
-        Offset sums per (``time_key``, ``pkey``, ``task_key``)
-        (:func:`lag.job.offset_sums.snapshot_sums`).
-    complete_ends:
-        Complete end-offset sums per (``time_key``, ``task_key``) with ``offset_sum``.
-    end_stats:
-        Per end-offset topic: ``topic``, ``n``, ``rows``, ``first``, ``last``.
-    layout:
-        The task layout.
-
-    Returns
-    -------
-    pyspark.sql.DataFrame
-        ``snapshots`` plus ``end_offset_sum`` and ``end_offset_time`` (null when none match).
-    """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    stats = [r for r in end_stats if r["topic"] in layout.changelogs]
-    times = [t for r in stats for t in (r["first"], r["last"]) if t is not None]
-    low, high = (min(times), max(times)) if times else (0, 0)
-    wanted = max(1, max((r["rows"] // r["n"] for r in stats), default=1) // 2)
-    width = max(1, (high - low) // wanted + 1)
-    buckets = (high - low) // width + 1
-    parts = max([1, *(layout.partitions.get(sub, 0) for sub in layout.stateful_subtopologies)])
-    top_sub = max(layout.stateful_subtopologies, default=0)
-    folded = (top_sub + 1) * parts * buckets < MAX_JOIN_KEY
-    bucket = _time_buckets(low, high, width)
-
-    def join_key(task_key: Column, b: Column) -> Column:
-        part = task_part(task_key).cast("long")
-        task = task_sub(task_key).cast("long") * F.lit(parts) + part
-        return F.when(part < F.lit(parts), task * F.lit(buckets) + b)
-
-    by_task = Window.partitionBy("task_key").orderBy("time_key")
-    intervals = complete_ends.select(
-        "task_key",
-        F.col("time_key").alias("end_offset_time"),
-        F.col("offset_sum").alias("end_offset_sum"),
-        F.lead("time_key").over(by_task).alias("until"),
-    )
-    intervals = intervals.select(
-        "*", _interval_buckets(F.col("end_offset_time"), F.col("until"), bucket).alias("b")
-    )
-    o = snapshots.withColumn("b", bucket(F.col("time_key")))
-    if folded:
-        intervals = intervals.select(
-            join_key(F.col("task_key"), F.col("b")).alias("k"),
-            "end_offset_time",
-            "end_offset_sum",
-            "until",
-        )
-        o = o.withColumn("k", join_key(F.col("task_key"), F.col("b")))
-        keys = F.col("o.k") == F.col("e.k")
-    else:
-        keys = (F.col("o.task_key") == F.col("e.task_key")) & (F.col("o.b") == F.col("e.b"))
-    o, e = o.alias("o"), F.broadcast(intervals).alias("e")
-    matches = (
-        keys
-        & (F.col("o.time_key") >= F.col("e.end_offset_time"))
-        & (F.col("e.until").isNull() | (F.col("o.time_key") < F.col("e.until")))
-    )
-    return o.join(e, matches, "left").select(
-        *(F.col(f"o.{name}") for name in snapshots.columns),
-        F.col("e.end_offset_sum"),
-        F.col("e.end_offset_time"),
-    )
-
-
-@dataclass(frozen=True)
-class AsOfJoin:
-    """The as-of join :func:`join_end_offsets` chose, and its rows.
-
-    Attributes
-    ----------
-    snapshots:
-        Per (``time_key``, ``pkey``, ``task_key``): ``n_partitions``, ``offset_sum``,
-        ``end_offset_sum`` and ``end_offset_time`` (null when none match).
-    broadcast:
-        True for :func:`broadcast_as_of_join`, False for :func:`merge_as_of_join`.
-    """
-
-    snapshots: DataFrame
-    broadcast: bool
-
-
 def join_end_offsets(
     spark: SparkSession,
     *,
     good_offsets: DataFrame,
     good_ends: DataFrame,
-    sums: DataFrame,
-    end_sums: DataFrame,
     end_offsets: DataFrame,
     end_stats: list[Any],
     layout: TaskLayout,
     sizing: JobSizing,
-) -> AsOfJoin:
+) -> DataFrame:
     """Match each snapshot's offset sums with its task's latest complete end offsets.
 
-    The plan follows the size of the end-offset intervals: when their estimate
-    (:func:`lag.spark.sizing.estimated_interval_bytes`) fits
-    :func:`lag.spark.sizing.broadcast_limit`, they are broadcast
-    (:func:`broadcast_as_of_join`); otherwise the rows are merged per task
-    (:func:`merge_as_of_join`), for which the session's Arrow batches are raised
-    (:func:`lag.spark.sizing.raise_arrow_batch_rows`), its sort aggregation enabled
-    (:func:`enable_sort_aggregate`) and the shuffle sized by both inputs
-    (:func:`lag.spark.sizing.merge_partitions_for`). The rows are the same either way.
+    Runs :func:`merge_as_of_join` with the session set for it: Arrow batches raised
+    (:func:`lag.spark.sizing.raise_arrow_batch_rows`), the sort aggregation enabled
+    (:func:`enable_sort_aggregate`), the sort on :func:`sort_prefix` from the first end-offset
+    time, and the shuffle sized by both inputs (:func:`lag.spark.sizing.merge_partitions_for`).
 
     Parameters
     ----------
     spark:
-        The session (its broadcast limit; its SQL conf is set for the merge).
+        The session (its SQL conf is set for the merge).
     good_offsets, good_ends:
         Validated offset and end-offset rows (:func:`lag.job.offset_sums.check_offset_rows`,
-        :func:`lag.job.offset_sums.check_end_rows`), the merge's inputs.
-    sums, end_sums:
-        Offset sums per snapshot and end-offset sums per moment with ``complete``
-        (:func:`lag.job.offset_sums.snapshot_sums`, :func:`lag.job.offset_sums.end_offset_sums`),
-        the broadcast join's inputs.
+        :func:`lag.job.offset_sums.check_end_rows`).
     end_offsets:
         The end-offset rows as read (their plan's size estimate).
     end_stats:
@@ -467,13 +309,10 @@ def join_end_offsets(
 
     Returns
     -------
-    AsOfJoin
+    pyspark.sql.DataFrame
+        Per (``time_key``, ``pkey``, ``task_key``): ``n_partitions``, ``offset_sum``,
+        ``end_offset_sum`` and ``end_offset_time`` (null when none match).
     """
-    from pyspark.sql import functions as F
-
-    if 0 <= estimated_interval_bytes(end_stats, layout) <= broadcast_limit(spark):
-        complete_ends = end_sums.filter(F.col("complete"))
-        return AsOfJoin(broadcast_as_of_join(sums, complete_ends, end_stats, layout), True)
     raise_arrow_batch_rows(spark)
     enable_sort_aggregate(spark)
     starts = [r["first"] for r in end_stats if r["topic"] in layout.changelogs]
@@ -482,4 +321,4 @@ def join_end_offsets(
     # (An unknown size on either side makes the sum unknown too.)
     stacked_bytes = sizing.offset_bytes + plan_size_bytes(end_offsets)
     partitions = merge_partitions_for(stacked_bytes, sizing.shuffle_partitions)
-    return AsOfJoin(merge_as_of_join(good_offsets, good_ends, layout, origin, partitions), False)
+    return merge_as_of_join(good_offsets, good_ends, layout, origin, partitions)

@@ -13,7 +13,7 @@ and the time until each replica is caught up.
 - :mod:`lag.spark.sizing`: shuffle partitions and scan splits sized for the input;
 - :mod:`lag.job.offset_sums`: validation of the rows and offset sums per (moment, process, task),
   over the compact keys of :mod:`lag.job.row_keys`;
-- :mod:`lag.job.asof_join`: the as-of join, broadcast or merged as the sizes decide;
+- :mod:`lag.job.asof_join`: the as-of join, a merge of both inputs per task;
 
 and :class:`LagJob` holds the result, from which :mod:`lag.job.restore` builds the restore table
 and :mod:`lag.job.cluster_state` the cluster state. The per-snapshot result is cached once for
@@ -125,10 +125,6 @@ class LagJob:
         Whether ``end_sums`` and ``snapshots`` are cached.
     shuffle_partitions:
         ``spark.sql.shuffle.partitions`` the job chose from the input volume.
-    broadcast_join:
-        Whether the as-of join broadcasts its interval table
-        (:func:`lag.job.asof_join.broadcast_as_of_join`) rather than merging the rows per task
-        (:func:`lag.job.asof_join.merge_as_of_join`).
     split_bytes:
         ``spark.sql.files.maxPartitionBytes`` the job chose (bytes of input per scan task).
 
@@ -151,7 +147,6 @@ class LagJob:
     rate_window: int = 2
     persist: bool = True
     shuffle_partitions: int = 0
-    broadcast_join: bool = False
     split_bytes: int = 0
 
     @cached_property
@@ -303,7 +298,7 @@ def compute_lags(
     ----------
     spark:
         The session; :func:`lag.spark.sizing.size_session` sizes its shuffles and scans, and
-        :func:`lag.job.asof_join.join_end_offsets` may set its SQL conf for the merge.
+        :func:`lag.job.asof_join.join_end_offsets` sets its SQL conf for the merge.
     application_id:
         Kafka Streams' ``application.id``.
     topology:
@@ -361,19 +356,15 @@ def compute_lags(
     end_sums = end_offset_sums(good_ends, layout)
     if persist:
         end_sums = end_sums.persist(StorageLevel.MEMORY_AND_DISK)
-    sums = snapshot_sums(good_offsets)
-    joined = join_end_offsets(
+    snapshots = join_end_offsets(
         spark,
         good_offsets=good_offsets,
         good_ends=good_ends,
-        sums=sums,
-        end_sums=end_sums,
         end_offsets=end_offsets,
         end_stats=end_stats,
         layout=layout,
         sizing=sizing,
     )
-    snapshots = joined.snapshots
     if persist:
         snapshots = snapshots.persist(StorageLevel.MEMORY_AND_DISK)
     row_errors = offset_errors.unionByName(end_errors).unionByName(
@@ -387,7 +378,7 @@ def compute_lags(
         actives=actives,
         configs=configs or AssignmentConfigs(),
         snapshots=snapshots,
-        sums=sums,
+        sums=snapshot_sums(good_offsets),
         end_sums=end_sums,
         offsets=offsets,
         row_errors=row_errors,
@@ -395,7 +386,6 @@ def compute_lags(
         rate_window=rate_window,
         persist=persist,
         shuffle_partitions=sizing.shuffle_partitions,
-        broadcast_join=joined.broadcast,
         split_bytes=sizing.split_bytes,
     )
 

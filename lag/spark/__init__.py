@@ -2,6 +2,6 @@
 
 - :mod:`lag.spark.session`: the session (local, or spark-submit's);
 - :mod:`lag.spark.readers`: offset rows, end offsets and error rows as DataFrames;
-- :mod:`lag.spark.sizing`: shuffle partitions, scan splits, broadcast limits, Arrow batches;
+- :mod:`lag.spark.sizing`: shuffle partitions, scan splits, Arrow batches;
 - :mod:`lag.spark.worker_imports`: cheap import-cache invalidation in the Python workers.
 """

@@ -1,11 +1,9 @@
-"""Spark sizing rules of the lag job: shuffle partitions, scan splits, broadcasts and Arrow batches.
+"""Spark sizing rules of the lag job: shuffle partitions, scan splits and Arrow batches.
 
-Nothing that grows with offset rows, snapshots or end-offset moments is broadcast unless its
-estimated size fits Spark's own broadcast threshold or an eighth of the driver's heap
-(:func:`estimated_interval_bytes`, :func:`broadcast_limit`); shuffle partitions follow the input
-volume (:func:`shuffle_partitions_for`, :func:`merge_partitions_for`), not the core count; scan
-tasks read about a million rows (:func:`input_split_bytes`). The job applies these rules to its
-session in :func:`lag.job.job.compute_lags`.
+Shuffle partitions follow the input volume (:func:`shuffle_partitions_for`,
+:func:`merge_partitions_for`), not the core count; scan tasks read about a million rows
+(:func:`input_split_bytes`). The job applies these rules to its session in
+:func:`lag.job.job.compute_lags`.
 """
 
 from __future__ import annotations
@@ -13,15 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lag.job.layout import TaskLayout
-
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-#: Estimated bytes of one as-of interval row held in a broadcast hash relation (four longs, the
-#: key and the row overhead; measured about 95 B in the driver's heap).
-INTERVAL_ROW_BYTES = 96
-
 
 #: Target bytes of input per shuffle partition (about a million offset rows of Parquet).
 PARTITION_INPUT_BYTES = 8 * 1024 * 1024
@@ -42,83 +33,9 @@ MAX_SHUFFLE_PARTITIONS = 4096
 UNKNOWN_SIZE_BYTES = 2**62
 
 
-def estimated_interval_bytes(end_stats: list[Any], layout: TaskLayout) -> int:
-    """Bytes the as-of join's interval table would take as a broadcast hash relation.
-
-    Parameters
-    ----------
-    end_stats:
-        Per end-offset topic: ``topic``, ``n`` (partitions), ``rows`` (end-offset rows).
-    layout:
-        The task layout (which topics are changelogs of which sub-topology).
-
-    Returns
-    -------
-    int
-        Bytes: one interval per (moment, task), i.e. the end-offset rows of the largest changelog
-        topic of each stateful sub-topology, listed under 1.5 time buckets on average, at
-        :data:`INTERVAL_ROW_BYTES` each. Grows with tasks x end-offset moments, which is why the
-        join broadcasts only when this fits Spark's broadcast threshold.
-    """
-    per_sub: dict[int, int] = {}
-    for r in end_stats:
-        owner = layout.changelogs.get(r["topic"])
-        if owner is not None:
-            per_sub[owner[0]] = max(per_sub.get(owner[0], 0), int(r["rows"]))
-    return int(1.5 * sum(per_sub.values()) * INTERVAL_ROW_BYTES)
-
-
 def _sql_conf(spark: SparkSession) -> Any:
     """The session's JVM ``SQLConf``, whose getters parse sizes as Spark itself does."""
     return spark._jsparkSession.sessionState().conf()  # type: ignore[attr-defined]
-
-
-def broadcast_threshold(spark: SparkSession) -> int:
-    """Spark's ``spark.sql.autoBroadcastJoinThreshold`` in bytes (-1 = never broadcast).
-
-    Parameters
-    ----------
-    spark:
-        The session whose SQL conf is read (Spark's own parsing of ``10MB``, ``10485760b``).
-
-    Returns
-    -------
-    int
-        Bytes; -1 when broadcasts are switched off.
-    """
-    conf = _sql_conf(spark)
-    return int(conf.autoBroadcastJoinThreshold())
-
-
-#: Share of the driver's maximum heap a broadcast of the as-of intervals may take.
-DRIVER_HEAP_SHARE = 8
-
-
-def broadcast_limit(spark: SparkSession) -> int:
-    """Most estimated bytes the as-of join broadcasts: Spark's threshold or 1/8 of the driver heap.
-
-    The interval table is built in the driver before it is shipped, about twice its estimated
-    size while the hash relation is made; an eighth of the driver's maximum heap
-    (``Runtime.maxMemory``, 128 MB of the default 1 GB) keeps that a quarter of it. When Spark's
-    ``spark.sql.autoBroadcastJoinThreshold`` is larger, it rules; when it is -1 (broadcasts off),
-    nothing is broadcast.
-
-    Parameters
-    ----------
-    spark:
-        The session (its driver JVM and SQL conf).
-
-    Returns
-    -------
-    int
-        Bytes; -1 = never broadcast.
-    """
-    threshold = broadcast_threshold(spark)
-    if threshold < 0:
-        return -1
-    jvm: Any = spark.sparkContext._jvm
-    heap = int(jvm.java.lang.Runtime.getRuntime().maxMemory())
-    return max(threshold, heap // DRIVER_HEAP_SHARE)
 
 
 def plan_size_bytes(frame: DataFrame) -> int:

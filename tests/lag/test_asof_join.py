@@ -7,11 +7,10 @@ table must equal, row for row, what the rules in docs/lag.md give when applied b
 sums per (snapshot, process, task), complete end-offset sums per (moment, task), each snapshot
 matched to the latest complete end offsets at or before it, Kafka's lag rule; and the cluster
 state must pair each process's latest snapshot before the latest end-offset moment with the
-latest complete end offsets. Both join plans are drawn: the broadcast interval join (what the
-job chooses when the intervals fit the broadcast limit) and the merge as-of join (what it
-chooses when they do not, forced here by switching Spark's broadcasts off), whose Arrow batches
-carry each task's latest end offsets across batch boundaries (a test with one-row batches); a
-fixed example with tasks complete at fewer moments than exist runs through both.
+latest complete end offsets. The job's as-of join is the merge (``lag.job.asof_join``), whose
+Arrow batches carry each task's latest end offsets across batch boundaries (checked with one-row
+batches in ``tests/lag/test_merge_fill.py``); a fixed example has tasks complete at fewer moments
+than exist.
 """
 
 from __future__ import annotations
@@ -167,18 +166,12 @@ def reference(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(
-    ends=end_histories,
-    offsets=offset_histories,
-    plan=st.sampled_from(["broadcast", "merge"]),
-)
-@example(ends=FALLBACK_ENDS, offsets=FALLBACK_OFFSETS, plan="broadcast")
-@example(ends=FALLBACK_ENDS, offsets=FALLBACK_OFFSETS, plan="merge")
+@given(ends=end_histories, offsets=offset_histories)
+@example(ends=FALLBACK_ENDS, offsets=FALLBACK_OFFSETS)
 def test_lags_and_cluster_state_equal_the_plain_python_reference(
     spark: Any,
     ends: dict[tuple[Any, str, int], int],
     offsets: dict[tuple[Any, str, str, int], int],
-    plan: str,
 ) -> None:
     end_frame = spark.createDataFrame(
         [
@@ -194,10 +187,6 @@ def test_lags_and_cluster_state_equal_the_plain_python_reference(
         ],
         OFFSETS_SCHEMA,
     )
-    threshold = "spark.sql.autoBroadcastJoinThreshold"
-    configured = spark.conf.get(threshold)
-    if plan == "merge":
-        spark.conf.set(threshold, "-1")  # no broadcast: the job merges
     job = compute_lags(
         spark,
         application_id=APP,
@@ -224,12 +213,10 @@ def test_lags_and_cluster_state_equal_the_plain_python_reference(
         cached = sorted(tuple(r) for r in job.restore.collect())
     finally:
         job.unpersist()
-        spark.conf.set(threshold, configured)
     rows, lags = reference(ends, offsets)
     assert got == rows
     # One restore row per (process, task) with a known records_behind: an end offset sum
     # matched (the drawn offset sums are never negative).
     assert len(cached) == len({(r[1], r[2]) for r in rows if r[6] is not None})
-    assert job.broadcast_join is (plan == "broadcast")
     assert [c["id"] for c in document["clients"]] == sorted(ACTIVE, key=process_id_sort_key)
     assert {c["id"]: c["task_lags"] for c in document["clients"]} == lags

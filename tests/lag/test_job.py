@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-import lag.job.asof_join as lag_asof_join
 from lag.job.job import LAG_PLAIN_COLUMNS, LagJob
 from lag.job.layout import configs_json
 from lag.job.restore import restore_table
@@ -356,13 +355,9 @@ def history(
         ]
     )
     job = run_job(files, spark, end_rows=True)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lag_asof_join, "MAX_JOIN_KEY", 0)  # no room to fold: the two-key join
-        two_keys = lag_rows(run_job(files, spark, end_rows=True))
     unpersisted = run_job(files, spark, end_rows=True, persist=False)
     return {
         "lags": lag_rows(job),
-        "two_keys": two_keys,
         "unpersisted": lag_rows(unpersisted),
         "unpersisted_latest": unpersisted.cluster_state(),
         "latest": job.cluster_state(),
@@ -381,11 +376,10 @@ def test_as_of_join_takes_the_same_or_latest_earlier_end_offsets(history: dict[s
     assert picked == {999: (None, None), 1000: (1000, 40), 2500: (2000, 50), 5000: (3000, 10)}
 
 
-def test_join_without_folded_keys_and_without_cache_gives_the_same_lags(
+def test_job_without_cache_gives_the_same_lags(
     history: dict[str, Any],
 ) -> None:
     assert len(history["lags"]) == 5
-    assert history["two_keys"] == history["lags"]
     assert history["unpersisted"] == history["lags"]
     assert history["unpersisted_latest"] == history["latest"]
 
