@@ -99,9 +99,18 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
         the mark, kafka-python 3.0.x ends its join loop when a rebalance started by the leader's
         metadata snapshot no longer looks needed, and leaves that round unfinished: the member
         stops heartbeating and silently drops out of the group (``docs/clients.md``). With it,
-        such a member rejoins once more instead.
+        the next ``poll`` completes that round instead.
+
+        A round that completed while no ``poll`` was waiting for it (``poll``'s timeout expired
+        before the round ended, and the round then finished in the client's IO thread) is
+        finished on the next ``poll``: its assignment is applied
+        (:func:`_finish_completed_rounds`). kafka-python 3.0.12 alone drops that round's
+        assignment and sends a new JoinGroup, so a new leader after a failover never applies
+        the assignment it computed and the group rebalances again without it.
         """
         self._coordinator = getattr(consumer, "_coordinator", None)
+        if self._coordinator is not None:
+            _finish_completed_rounds(self._coordinator)
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
         """EAGER, or COOPERATIVE (KIP-429) when made with ``cooperative=True``."""
@@ -187,6 +196,61 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
         return True
 
 
+class _CompletedRound:
+    """A finished JoinGroup/SyncGroup round shown to kafka-python's join loop as in flight.
+
+    ``AbstractCoordinator.join_group_async`` sends a new JoinGroup when its ``_join_task`` is
+    done, and awaits the task otherwise (``KafkaConnectionManager.wait_for``, which only adds
+    a callback and an errback). Wrapped in this object, a round that is done is awaited
+    instead: the callbacks run at once with its assignment bytes (or its error), and the loop
+    completes the join exactly as when it waited for the round: ``rejoin_needed`` cleared,
+    heartbeats enabled, ``_on_join_complete_async`` applying the assignment, errors handled
+    as usual. The loop then sets ``_join_task`` to ``None``.
+    """
+
+    is_done = False
+
+    def __init__(self, round_: Any) -> None:
+        self._round = round_
+
+    def add_callback(self, f: Callable[..., Any], *args: Any, **kwargs: Any) -> _CompletedRound:
+        self._round.add_callback(f, *args, **kwargs)
+        return self
+
+    def add_errback(self, f: Callable[..., Any], *args: Any, **kwargs: Any) -> _CompletedRound:
+        self._round.add_errback(f, *args, **kwargs)
+        return self
+
+
+def _finish_completed_rounds(coordinator: Any) -> None:
+    """Make ``coordinator`` apply a round that completed while no ``poll`` waited for it.
+
+    kafka-python 3.0.12 (``AbstractCoordinator.join_group_async``) runs each JoinGroup/SyncGroup
+    round as a task in the client's IO thread, and ``poll(timeout_ms=...)`` stops waiting for
+    it when its timeout expires, leaving the task in flight. When the round then completes
+    before the next ``poll``, that ``poll`` finds the task done and, the rejoin still needed,
+    sends a new JoinGroup: the round's assignment is never applied. A group leader that does
+    this keeps its tasks unstarted, and its new JoinGroup (``Leader ... re-joining group ...
+    during Stable`` in the broker's log) starts another rebalance whose assignment no longer
+    counts it as holding them. Kafka's Java consumer completes a finished join future instead
+    (``AbstractCoordinator.joinGroupIfNeeded``); this wraps the coordinator's
+    ``join_group_async`` so that a done round is awaited (:class:`_CompletedRound`) rather
+    than replaced. Idempotent.
+    """
+    join_group_async = coordinator.join_group_async
+    if getattr(join_group_async, "finishes_completed_rounds", False):
+        return
+
+    async def finishing_join_group_async(timeout_ms: float | None = None) -> bool:
+        round_ = coordinator._join_task
+        if round_ is not None and round_.is_done and coordinator.need_rejoin():
+            coordinator._join_task = _CompletedRound(round_)
+        return bool(await join_group_async(timeout_ms=timeout_ms))
+
+    finishing_join_group_async.finishes_completed_rounds = True  # type: ignore[attr-defined]
+    coordinator.join_group_async = finishing_join_group_async
+
+
 def subscribe_with_metadata(
     consumer: Any,
     topics: Iterable[str],
@@ -204,7 +268,8 @@ def subscribe_with_metadata(
     so the member never completes that round, never heartbeats again and is dropped from the
     group, for good. Every :class:`KafkaPythonStreamsAssignor` of the consumer is also
     attached to it (:meth:`KafkaPythonStreamsAssignor.attach`), which makes such a member
-    rejoin once more should that rebalance still happen (a source topic given more partitions).
+    complete that round should that rebalance still happen (a source topic given more
+    partitions).
 
     Parameters
     ----------

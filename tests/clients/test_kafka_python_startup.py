@@ -151,7 +151,7 @@ def test_member_finishes_a_metadata_rebalance_that_completed_between_polls(
     """The leader's own metadata starts a rebalance whose round completes while the app is not
     polling: kafka-python 3.0.12 alone would then consider the rejoin done and leave the round
     unfinished (no new assignment, no heartbeats); the attached assignor keeps it pending, so
-    the member rejoins and gets the new partitions."""
+    the next poll completes the round and the member gets the new partitions."""
     from kafka.admin import KafkaAdminClient, NewPartitions
 
     # metadata_max_age_ms: the leader sees the new partitions quickly.
@@ -196,4 +196,41 @@ def test_member_finishes_a_metadata_rebalance_that_completed_between_polls(
         assert not consumer._coordinator.need_rejoin()
     finally:
         admin.close()
+        consumer.close()
+
+
+def test_member_applies_a_round_that_completed_between_polls(
+    kafka_broker: Any, input_topic: str
+) -> None:
+    """A JoinGroup/SyncGroup round that completed in the client's IO thread while no ``poll``
+    waited for it is applied by the next ``poll``, not replaced by a new JoinGroup.
+
+    This is how a new group leader after a failover lost its assignment: ``poll(timeout_ms=200)``
+    stopped waiting while the broker held its JoinGroup, the round (its own assignment, then
+    SyncGroup) completed before the app polled again, and kafka-python 3.0.12 then sent a new
+    JoinGroup and never applied the assignment it had computed. Here ``poll(timeout_ms=0)``
+    never waits, so every round completes between polls.
+    """
+    topology, assignor, consumer = _streams_consumer(kafka_broker, input_topic)
+    coordinator = consumer._coordinator
+    try:
+        subscribe_with_metadata(consumer, topology.source_topics)
+        deadline = time.monotonic() + 120
+        while True:
+            if time.monotonic() > deadline:
+                pytest.fail(f"no JoinGroup/SyncGroup round of {input_topic}-app succeeded in 120 s")
+            round_ = coordinator._join_task
+            if round_ is not None and round_.is_done and round_.succeeded():
+                break
+            if round_ is None or round_.is_done:  # none sent yet, or one that failed
+                consumer.poll(timeout_ms=0)  # sends a JoinGroup; does not wait for it
+            time.sleep(0.05)
+        generation = coordinator._generation.generation_id
+        assert assignor.generation == -1  # the round's assignment is not applied yet
+        consumer.poll(timeout_ms=0)
+        assert assignor.generation == generation
+        assert {tp.partition for tp in consumer.assignment()} == set(range(PARTITIONS))
+        assert coordinator._join_task is None  # no new JoinGroup was sent
+        assert not coordinator.need_rejoin()
+    finally:
         consumer.close()
