@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from streams_assign.errors import TaskAssignorException
 from streams_assign.java.hash_order import (
     JavaHashMap,
+    java_int_div,
     java_string_hash_code,
+    java_string_hash_unsigned,
     spread,
     table_size_for,
 )
-from streams_assign.java.hash_order import java_int_div as _java_div
-from streams_assign.java.hash_order import java_string_hash_unsigned as _string_hash
 from streams_assign.java.priority_queue import KeyedJavaPriorityQueue
 from streams_assign.model import (
     Assignment,
@@ -99,7 +99,7 @@ def compute_tasks_per_member(num_tasks: int, num_members: int) -> int:
         return 0
     if num_tasks >= 0 and num_members > 0:
         return -(-num_tasks // num_members)
-    q = _java_div(num_tasks, num_members)
+    q = java_int_div(num_tasks, num_members)
     if num_tasks - q * num_members > 0:
         q += 1
     return q
@@ -142,7 +142,7 @@ class _ProcessIdToState:
         if process is not None:
             return process
         process = ProcessState(process_id)
-        h = spread(_string_hash(process_id))
+        h = spread(java_string_hash_unsigned(process_id))
         bucket = self.table[h & (len(self.table) - 1)]
         bin_count = len(bucket)
         bucket.insert(0, (h, process_id))
@@ -637,7 +637,7 @@ def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
             table.put(member_id, index)
         return [table[m] for m in table]
     mask = 15
-    keyed = [(spread(_string_hash(m)) & mask, i) for i, (m, _) in enumerate(members)]
+    keyed = [(spread(java_string_hash_unsigned(m)) & mask, i) for i, (m, _) in enumerate(members)]
     keyed.sort()
     return [members[i][1] for _, i in keyed]
 
