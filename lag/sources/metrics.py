@@ -108,11 +108,11 @@ class MetricsDump:
         kind = props.get("type", "")
         client = props.get("client-id", props.get("client_id", ""))
         if kind == "consumer-fetch-manager-metrics" and attribute == "records-lag":
-            if client.endswith(_RESTORE_SUFFIX) and "topic" in props and "partition" in props:
-                if not math.isnan(value) and props["partition"].isdigit():
-                    lag = RestoreLag(client, props["topic"], int(props["partition"]), int(value))
-                    if lag not in self.restore_lags:
-                        self.restore_lags.append(lag)
+            usable = client.endswith(_RESTORE_SUFFIX) and not math.isnan(value)
+            if usable and props.get("partition", "").isdigit() and "topic" in props:
+                lag = RestoreLag(client, props["topic"], int(props["partition"]), int(value))
+                if lag not in self.restore_lags:
+                    self.restore_lags.append(lag)
         elif kind == "consumer-coordinator-metrics" and attribute == "last-rebalance-seconds-ago":
             if not math.isnan(value) and value >= 0:
                 self.last_rebalance_s[client] = value
@@ -175,14 +175,15 @@ def parse_jmxtool(text: str, source: str = "<jmxtool>") -> MetricsDump:
     if not pairs:
         raise LagInputError(f"--metrics {source}: no JmxTool entry (object name:attribute, value)")
     for key, raw in pairs:
-        value = _number(raw)
+        number = _number(raw)
+        if number is None:
+            continue
         if key == "time":
-            if value is not None:
-                dump.time_ms = int(value)
+            dump.time_ms = int(number)
             continue
         name = _object_name(key, source)
-        if name is not None and value is not None:
-            dump.add(*name, value)
+        if name is not None:
+            dump.add(name[0], name[1], name[2], number)
     return dump
 
 
