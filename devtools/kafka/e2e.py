@@ -531,6 +531,15 @@ def run_scenario(
             trigger_ms = time.time() * 1000
             target.kill()
         processes = len(cluster.running_instances()) if scenario != "C" else instances
+        if scenario == "C":
+            assert target is not None
+            # Until the restarted JVM reports, its last line is the one from before the stop,
+            # and the group would look stable before it even rejoined.
+            cluster.wait_until(
+                lambda: any(r["time_ms"] >= trigger_ms for r in target.records("assignment")),
+                240,
+                "the bounced instance's first assignment after its restart",
+            )
         real = _stable_now(cluster, processes, 240)
         decisions = _decisions(cluster, trigger_ms)
         if (

@@ -178,12 +178,43 @@ def read_live_group(
     """
     admin = open_admin(bootstrap, properties, timeout_ms)
     try:
+        check_group_listed(admin, application_id, bootstrap)
         members = decode_members(describe_group(admin, application_id, timeout_ms))
         read_at = int(time.time() * 1000)
         end_offsets = changelog_end_offsets(admin, application_id, timeout_ms)
     finally:
         admin.close()
     return LiveGroup(application_id, members, end_offsets, read_at, bootstrap)
+
+
+def check_group_listed(admin: Any, application_id: str, bootstrap: str) -> None:
+    """Check with ``ListGroups`` that the group exists and is a classic group.
+
+    Raises
+    ------
+    LagInputError
+        When no group has the id, or it is a KIP-848 consumer group or a KIP-1071 streams group
+        (``group.protocol=streams``), whose members ``DescribeGroups`` does not describe.
+    """
+    from kafka.errors import KafkaError
+
+    try:
+        listed = {g["group_id"]: g for g in admin.list_groups()}
+    except (KafkaError, TimeoutError, OSError) as exc:
+        raise LagInputError(f"{bootstrap}: ListGroups failed: {type(exc).__name__}") from None
+    group = listed.get(application_id)
+    if group is None:
+        raise LagInputError(
+            f"no group {application_id!r} on the cluster at {bootstrap} (ListGroups): is the "
+            f"application running, and is {application_id!r} its application.id?"
+        )
+    kind = group.get("group_type") or "classic"
+    if kind != "classic":
+        raise LagInputError(
+            f"group {application_id!r} at {bootstrap} is a {kind} group (KIP-848/KIP-1071), "
+            "not a classic Kafka Streams group: its members are read with "
+            "ConsumerGroupDescribe/StreamsGroupDescribe, which streams-lag snapshot does not send"
+        )
 
 
 def changelog_end_offsets(

@@ -59,9 +59,10 @@ def members(kafka_broker: KafkaBroker) -> Iterator[dict[str, Any]]:
     """Two live groups that are not Kafka Streams groups: a plain consumer group (protocol
     ``range``), and one whose member says it runs Kafka Streams' ``stream`` protocol but sends
     user data that is no ``SubscriptionInfo``."""
-    from kafka import KafkaConsumer
     from kafka.coordinator.assignors.range import RangePartitionAssignor
     from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+    from kafka import KafkaConsumer
 
     class GarbageStream(RangePartitionAssignor):  # type: ignore[misc]
         name = "stream"
