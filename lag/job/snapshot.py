@@ -247,6 +247,27 @@ def _group_time(members: list[Any], dumps: Sequence[MetricsDump]) -> int | None:
     return max(moments) if moments else None
 
 
+def _group_candidates(
+    members: dict[str, list[Any]], dumps: Sequence[MetricsDump]
+) -> tuple[dict[tuple[str, str], list[_Candidate]], dict[str, set[str]], set[str]]:
+    """The group's offset sums per (process, task), each process's active tasks, every task."""
+    candidates: dict[tuple[str, str], list[_Candidate]] = defaultdict(list)
+    owned: dict[str, set[str]] = defaultdict(set)
+    every_task: set[str] = set()
+    for pid, threads in members.items():
+        as_of = _group_time(threads, dumps)
+        for member in threads:
+            every_task.update(str(t) for t in member.assignment.active_tasks)
+            every_task.update(str(t) for t in member.assignment.standby_tasks)
+            owned[pid].update(str(t) for t in member.assignment.active_tasks)
+            for task, offset_sum in member.subscription.task_offset_sums.items():
+                if offset_sum == LATEST_OFFSET:
+                    owned[pid].add(str(task))
+                where = f"SubscriptionInfo of {member.member_id}"
+                candidates[(pid, str(task))].append(_Candidate(offset_sum, as_of, "group", where))
+    return candidates, owned, every_task
+
+
 def build_snapshot(
     live: LiveGroup,
     configs: AssignmentConfigs,
@@ -298,20 +319,7 @@ def build_snapshot(
         end_sums[f"{topic_sub[topic]}_{part}"] += offset
     stateful = sorted_task_ids(end_sums)
     notes: list[str] = []
-    candidates: dict[tuple[str, str], list[_Candidate]] = defaultdict(list)
-    owned: dict[str, set[str]] = defaultdict(set)
-    every_task: set[str] = set()
-    for pid, threads in members.items():
-        as_of = _group_time(threads, dumps)
-        for member in threads:
-            every_task.update(str(t) for t in member.assignment.active_tasks)
-            every_task.update(str(t) for t in member.assignment.standby_tasks)
-            owned[pid].update(str(t) for t in member.assignment.active_tasks)
-            for task, offset_sum in member.subscription.task_offset_sums.items():
-                if offset_sum == LATEST_OFFSET:
-                    owned[pid].add(str(task))
-                where = f"SubscriptionInfo of {member.member_id}"
-                candidates[(pid, str(task))].append(_Candidate(offset_sum, as_of, "group", where))
+    candidates, owned, every_task = _group_candidates(members, dumps)
     for source in (
         _checkpoint_candidates(checkpoint_rows, pids),
         _metrics_candidates(dumps, prefixes, pids, topic_sub, live.end_offsets, notes),
