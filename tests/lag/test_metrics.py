@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -12,26 +13,35 @@ from lag.sources.metrics import parse_jmxtool, parse_prometheus, read_metrics
 from streams_assign.errors import LagInputError
 
 SAMPLES = CORPORA / "tool-samples"
-INSTANCE = json.loads((SAMPLES / "metrics-sample-instance-1.json").read_text())
+#: Each scrape, the instance's own report taken with it, and its application id.
+CASES = {
+    "metrics-jmxtool-table-4.2.1.txt": ("metrics-sample-instance-1.json", "metrics-sample"),
+    "metrics-prometheus-4.2.1.txt": ("metrics-sample-instance-1.json", "metrics-sample"),
+    "metrics-jmxtool-table-4.4.0.txt": (
+        "metrics-sample-4.4.0-instance-1.json",
+        "metrics-sample-44",
+    ),
+}
 
 
-def _standby_partitions() -> set[tuple[str, int]]:
+def _standby_partitions(instance: dict[str, Any], app: str) -> set[tuple[str, int]]:
     stores = {"1": "order-totals", "2": "payment-counts"}
     out = set()
-    for _active, standby in INSTANCE["threads"].values():
+    for _active, standby in instance["threads"].values():
         for task in standby:
             sub, part = task.split("_")
-            out.add((f"metrics-sample-{stores[sub]}-changelog", int(part)))
+            out.add((f"{app}-{stores[sub]}-changelog", int(part)))
     return out
 
 
-@pytest.mark.parametrize(
-    "name", ["metrics-jmxtool-table-4.2.1.txt", "metrics-prometheus-4.2.1.txt"]
-)
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_restore_consumer_lags_are_the_standbys_changelog_partitions(name: str) -> None:
+    report, app = CASES[name]
+    INSTANCE = json.loads((SAMPLES / report).read_text())
     dump = read_metrics(SAMPLES / name)
     pid = INSTANCE["pid"]
-    assert {(lag.topic, lag.partition) for lag in dump.restore_lags} == _standby_partitions()
+    expected = _standby_partitions(INSTANCE, app)
+    assert {(lag.topic, lag.partition) for lag in dump.restore_lags} == expected
     assert all(lag.client_id.endswith("-restore-consumer") for lag in dump.restore_lags)
     assert all(pid in lag.client_id for lag in dump.restore_lags)
     # Caught up when the sample was taken: the instance's own positions equal the end offsets.
