@@ -338,7 +338,7 @@ def _members(args: argparse.Namespace) -> int:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
-    from lag.job.snapshot import take_snapshot
+    from lag.job.snapshot import config_notes, take_snapshot
     from lag.sources.streams_config import CONFIG_FLAGS
     from streams_assign.formats.atomic import dumps_json, write_atomic
     from streams_assign.formats.cluster_state import parse_cluster_state
@@ -366,7 +366,7 @@ def _snapshot(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         Console(stderr=True, width=120).print(provenance_table(snapshot))
-    for note in [*resolved.notes(), *snapshot.notes]:
+    for note in [*config_notes(resolved), *snapshot.notes]:
         print(f"streams-lag: {note}", file=sys.stderr)
     clients = snapshot.document["clients"]
     print(

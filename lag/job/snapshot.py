@@ -52,7 +52,7 @@ from lag.sources.metrics import MetricsDump
 from streams_assign.errors import LagInputError
 from streams_assign.model import AssignmentConfigs
 
-__all__ = ["Provenance", "Snapshot", "build_snapshot", "take_snapshot"]
+__all__ = ["Provenance", "Snapshot", "build_snapshot", "config_notes", "take_snapshot"]
 
 _THREAD_CONSUMER = re.compile(r"-StreamThread-\d+-consumer$")
 _RESTORE_CONSUMER = re.compile(r"-(?:StreamThread|StateUpdater)-\d+-restore-consumer$")
@@ -387,6 +387,16 @@ def _description(configs: str | None, provenance: list[Provenance], live: LiveGr
         f"{live.time_ms} ms since the epoch; end offsets from ListOffsets; {sources}"
     )
     return f"{configs}; {head}" if configs else head
+
+
+def config_notes(resolved: Any) -> list[str]:
+    """The configs' stderr notes for a snapshot: each value that is Kafka's default.
+
+    ``ResolvedConfigs.notes`` also says that a properties file's ``client.tag.*`` cannot be
+    given to any process; a snapshot carries every process's own tags (``SubscriptionInfo``),
+    so that note is left out.
+    """
+    return [n for n in resolved.notes() if "carries no client tags" not in n]
 
 
 def take_snapshot(

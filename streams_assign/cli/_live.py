@@ -123,7 +123,9 @@ def load_live_cluster(args: argparse.Namespace) -> Any:
         raise UsageError(str(exc)) from None
     finally:
         kafka_logger.propagate = propagate
-    for note in [*resolved.notes(), *snapshot.notes]:
+    from lag.job.snapshot import config_notes
+
+    for note in [*config_notes(resolved), *snapshot.notes]:
         print(f"note: {note}", file=sys.stderr)
     print(f"{live_label(args)}: {snapshot.document['description']}", file=sys.stderr)
     return state

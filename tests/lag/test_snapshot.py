@@ -196,3 +196,17 @@ def test_a_rebalancing_group_is_an_error() -> None:
     group = _live(_member(P1, 1, ["1_0"], [], {}, assigned=False))
     with pytest.raises(LagInputError, match="rebalancing"):
         build_snapshot(group, AssignmentConfigs(), dumps=[_dump(0, NOW)])
+
+
+def test_config_notes_keep_the_defaults_and_drop_the_tags_caveat(tmp_path: Path) -> None:
+    from lag.job.snapshot import config_notes
+    from lag.sources.streams_config import resolve_configs
+
+    properties = tmp_path / "app.properties"
+    properties.write_text("num.standby.replicas=1\nclient.tag.zone=a\n")
+    resolved = resolve_configs({}, str(properties))
+    notes = config_notes(resolved)
+    assert "acceptable.recovery.lag = 10000 (Kafka's default; not given)" in notes
+    assert not any("num.standby.replicas" in n for n in notes)
+    assert not any("client.tag" in n for n in notes)
+    assert any("client.tag" in n for n in resolved.notes())
