@@ -15,7 +15,21 @@ from typing import Any
 
 from streams_assign.errors import UsageError
 
-__all__ = ["add_live_options", "live_label", "live_requested", "load_live_cluster"]
+__all__ = [
+    "add_live_options",
+    "live_label",
+    "live_requested",
+    "load_live_cluster",
+    "session_timeout_ms",
+]
+
+#: Where Kafka Streams takes the main consumer's ``session.timeout.ms`` from, first wins
+#: (``StreamsConfig.getMainConsumerConfigs``: ``main.consumer.`` over ``consumer.`` over none).
+_SESSION_TIMEOUT_KEYS = (
+    "main.consumer.session.timeout.ms",
+    "consumer.session.timeout.ms",
+    "session.timeout.ms",
+)
 
 
 def add_live_options(parser: argparse.ArgumentParser) -> None:
@@ -129,3 +143,31 @@ def load_live_cluster(args: argparse.Namespace) -> Any:
         print(f"note: {note}", file=sys.stderr)
     print(f"{live_label(args)}: {snapshot.document['description']}", file=sys.stderr)
     return state
+
+
+def session_timeout_ms(args: argparse.Namespace) -> int | None:
+    """The application's ``session.timeout.ms`` from ``--streams-config``, None when not set.
+
+    Raises
+    ------
+    UsageError
+        When the file cannot be read, or the value is not a non-negative integer (naming the
+        file, key and value).
+    """
+    if args.streams_config is None:
+        return None
+    from streams_assign.errors import StreamsAssignError
+
+    try:
+        from lag.sources.streams_config import read_properties
+
+        properties = read_properties(args.streams_config)
+    except StreamsAssignError as exc:
+        raise UsageError(str(exc)) from None
+    for key in _SESSION_TIMEOUT_KEYS:
+        if key in properties:
+            raw = properties[key].strip()
+            if not raw.isdigit():
+                raise UsageError(f"--streams-config {args.streams_config}: {key} = {raw!r}")
+            return int(raw)
+    return None

@@ -136,7 +136,12 @@ def run(args: argparse.Namespace) -> int:
     from streams_assign.cli._common import load_cluster, naming
 
     # Live cluster or state file (streams_assign/cli/_live.py).
-    from streams_assign.cli._live import live_label, live_requested, load_live_cluster
+    from streams_assign.cli._live import (
+        live_label,
+        live_requested,
+        load_live_cluster,
+        session_timeout_ms,
+    )
     from streams_assign.simulation.plan import Plan, build_plan, chosen_assignors
     from streams_assign.simulation.whatif import Changes
 
@@ -144,6 +149,10 @@ def run(args: argparse.Namespace) -> int:
     cluster = load_live_cluster(args) if live else load_cluster(args.file)
     if live:
         args.file = live_label(args)
+        # The application's session.timeout.ms, unless the flag moved it from Kafka's default.
+        from_app = session_timeout_ms(args)
+        if from_app is not None and args.session_timeout_ms == DEFAULT_SESSION_TIMEOUT_MS:
+            args.session_timeout_ms = from_app
     with naming(args.file):
         assignors = chosen_assignors(args.assignor)
         rates = _rates(args)

@@ -48,7 +48,7 @@ def app(
         _stable_now(cluster, 2, 60)
         metrics = scrape_metrics(cluster, folder)
         (folder / "app.properties").write_text(
-            "num.standby.replicas=1\nacceptable.recovery.lag=100\n"
+            "num.standby.replicas=1\nacceptable.recovery.lag=100\nsession.timeout.ms=12000\n"
         )
         out = folder / "cluster.json"
         snapshot = _run(
@@ -123,3 +123,5 @@ def test_plan_from_the_live_cluster(app: dict[str, Any]) -> None:
     assert app["plan"].returncode == 0, app["plan"].stderr
     plan = json.loads(app["plan"].stdout)
     assert "live-snapshot@" in json.dumps(plan)
+    # The crash is detected after the application's session.timeout.ms, from its properties.
+    assert '"detection_ms": 12000' in json.dumps(plan)
