@@ -382,9 +382,12 @@ def _description(configs: str | None, provenance: list[Provenance], live: LiveGr
         age = f"{min(ages):.0f}-{max(ages):.0f} s old" if ages else "age unknown (last rebalance)"
         parts.append(f"{source} {len(by_source[source])} ({age})")
     sources = "offset sums: " + ", ".join(parts) if parts else "offset sums: none"
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(live.time_ms / 1000, UTC).isoformat(timespec="seconds")
     head = (
-        f"snapshot of group {live.application_id} at {live.where}, "
-        f"{live.time_ms} ms since the epoch; end offsets from ListOffsets; {sources}"
+        f"snapshot of group {live.application_id} at {live.where}, {moment}; "
+        f"end offsets from ListOffsets; {sources}"
     )
     return f"{configs}; {head}" if configs else head
 
