@@ -11,12 +11,14 @@ Modules, in the order the data flows:
 - :mod:`lag.sources` (plain Python): :mod:`~lag.sources.topology`, :mod:`~lag.sources.members`,
   :mod:`~lag.sources.get_offsets`, :mod:`~lag.sources.checkpoint_file`,
   :mod:`~lag.sources.rocksdb_stores`, :mod:`~lag.sources.checkpoints`,
-  :mod:`~lag.sources.streams_config`;
+  :mod:`~lag.sources.streams_config`, :mod:`~lag.sources.streams_group_state`,
+  :mod:`~lag.sources.live_cluster`, :mod:`~lag.sources.metrics`;
 - :mod:`lag.spark`: :mod:`~lag.spark.session`, :mod:`~lag.spark.readers`,
   :mod:`~lag.spark.sizing`, :mod:`~lag.spark.worker_imports`;
 - :mod:`lag.job`: :mod:`~lag.job.layout`, :mod:`~lag.job.row_keys`,
   :mod:`~lag.job.offset_sums`, :mod:`~lag.job.asof_join`, :mod:`~lag.job.job`,
-  :mod:`~lag.job.restore`, :mod:`~lag.job.cluster_state`;
+  :mod:`~lag.job.restore`, :mod:`~lag.job.cluster_state`; :mod:`~lag.job.snapshot` (a live
+  group's state, no Spark: ``streams-lag snapshot``);
 - :mod:`lag.outputs`: :mod:`~lag.outputs.tables`, :mod:`~lag.outputs.progress`;
 - :mod:`lag.pipeline`: ``streams-lag compute`` end to end (inputs checked, job run, outputs
   written); :mod:`lag.cli` and :mod:`lag.__main__`: the ``streams-lag`` command;

@@ -14,6 +14,11 @@ Subcommands
 ``members --bootstrap-server HOST:PORT --application-id APP [--json]``
     The members of a live classic Kafka Streams group, their ``SubscriptionInfo`` and
     ``AssignmentInfo`` decoded (``DescribeGroups``).
+``snapshot --bootstrap-server HOST:PORT --application-id APP [--command-config client.properties]
+[--streams-config app.properties] [--metrics FILE...] [--state-dirs DIR...] --out cluster.json``
+    The group leader's exact input from a live cluster (plain Python, no Spark): the group's
+    own state, ``ListOffsets``, scraped metrics and state directories, the freshest source
+    winning per (task, process); prints which source each offset sum came from and its age.
 
 Exit status: 0 on success (bad input lines are counted, not fatal), 2 when a required input is
 missing or unusable (one line on stderr, no traceback), 1 when the Spark job fails (one line;
@@ -94,7 +99,55 @@ def build_parser() -> argparse.ArgumentParser:
     add_compute_parser(commands)
     add_generate_parser(commands)
     add_members_parser(commands)
+    add_snapshot_parser(commands)
     return parser
+
+
+def add_live_arguments(parser: Any) -> None:
+    """The options that reach a live cluster (shared with ``streams-assign``'s live mode)."""
+    parser.add_argument(
+        "--command-config",
+        metavar="CLIENT.PROPERTIES",
+        help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files)",
+    )
+    parser.add_argument(
+        "--streams-config",
+        metavar="APP.PROPERTIES",
+        help="the application's Kafka Streams properties (assignment configs; the rest fall "
+        "back to Kafka's defaults, said on stderr)",
+    )
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="JmxTool output or Prometheus exposition of the running instances (restore "
+        "consumers' records-lag, last-rebalance-seconds-ago, stream-state-metrics)",
+    )
+    parser.add_argument(
+        "--state-dirs",
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="state directories of the instances (.checkpoint files, with their mtime)",
+    )
+    parser.add_argument("--topology", help="Topology#describe() text (optional)")
+    parser.add_argument(
+        "--timeout-ms", type=_bounded(1, 3_600_000), default=30_000, help="per request (30000)"
+    )
+
+
+def add_snapshot_parser(commands: Any) -> None:
+    """``streams-lag snapshot``: the leader's input from a live cluster, freshest source first."""
+    snapshot = commands.add_parser(
+        "snapshot", help="write the cluster state of a live Kafka Streams group"
+    )
+    snapshot.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
+    snapshot.add_argument("--application-id", required=True, help="Kafka Streams application.id")
+    add_live_arguments(snapshot)
+    _add_config_flags(snapshot)
+    snapshot.add_argument("--out", required=True, metavar="CLUSTER.json", help="file to write")
+    snapshot.add_argument("--quiet", action="store_true", help="no table on stderr")
 
 
 def add_members_parser(commands: Any) -> None:
@@ -169,25 +222,30 @@ def add_compute_parser(commands: Any) -> None:
         help="the application's Kafka Streams properties file: the assignment configs below "
         "are taken from it unless given as flags",
     )
-    compute.add_argument(
+    _add_config_flags(compute)
+    compute.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _add_config_flags(parser: Any) -> None:
+    """The assignment configs as flags; each wins over ``--streams-config``."""
+    parser.add_argument(
         "--acceptable-recovery-lag", type=_bounded(0), help="default: file, else 10000"
     )
-    compute.add_argument(
+    parser.add_argument(
         "--max-warmup-replicas", type=_bounded(1, 2**31 - 1), help="default: file, else 2"
     )
-    compute.add_argument(
+    parser.add_argument(
         "--num-standby-replicas", type=_bounded(0, 2**31 - 1), help="default: file, else 0"
     )
-    compute.add_argument(
+    parser.add_argument(
         "--probing-rebalance-interval-ms", type=_bounded(60_000), help="default: file, else 600000"
     )
-    compute.add_argument(
+    parser.add_argument(
         "--rack-aware-assignment-tags",
         type=_tag_list,
         metavar="TAG[,TAG...]",
         help="rack.aware.assignment.tags (default: file, else none)",
     )
-    compute.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def add_generate_parser(commands: Any) -> None:
@@ -239,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compute(args)
         if args.command == "members":
             return _members(args)
+        if args.command == "snapshot":
+            return _snapshot(args)
         return _generate(args)
     except (LagInputError, CodecError) as exc:
         print(f"streams-lag: error: {exc}", file=sys.stderr)
@@ -275,6 +335,66 @@ def _members(args: argparse.Namespace) -> int:
         print(f"  standby: {assignment['standby_tasks']}")
     print(f"{len(docs)} member(s) in group {args.application_id}", file=sys.stderr)
     return 0
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    from lag.job.snapshot import config_notes, take_snapshot
+    from lag.sources.streams_config import CONFIG_FLAGS
+    from streams_assign.formats.atomic import dumps_json, write_atomic
+    from streams_assign.formats.cluster_state import parse_cluster_state
+
+    snapshot, resolved = take_snapshot(
+        args.bootstrap_server,
+        args.application_id,
+        command_config=args.command_config,
+        streams_config=args.streams_config,
+        metrics=args.metrics,
+        state_dirs=args.state_dirs,
+        topology=args.topology,
+        timeout_ms=args.timeout_ms,
+        flags={flag: getattr(args, flag[2:].replace("-", "_")) for flag in CONFIG_FLAGS},
+    )
+    try:
+        parse_cluster_state(snapshot.document)
+    except Exception as exc:  # never write a state the assignor would refuse
+        raise LagInputError(f"snapshot of {args.application_id!r} is not valid: {exc}") from None
+    try:
+        write_atomic(args.out, dumps_json(snapshot.document))
+    except OSError as exc:
+        raise LagInputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
+    if not args.quiet:
+        from rich.console import Console
+
+        Console(stderr=True, width=120).print(provenance_table(snapshot))
+    for note in [*config_notes(resolved), *snapshot.notes]:
+        print(f"streams-lag: {note}", file=sys.stderr)
+    clients = snapshot.document["clients"]
+    print(
+        f"wrote {args.out}: {len(clients)} client(s), "
+        f"{len(snapshot.document['stateful_tasks'])} stateful task(s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def provenance_table(snapshot: Any) -> Any:
+    """Which source each (process, task) offset sum came from, and how old it was.
+
+    Returns
+    -------
+    rich.table.Table
+    """
+    from rich.table import Table
+
+    table = Table(title="offset sums: the freshest source per (process, task)")
+    for name in ("process", "task", "source", "offset sum", "lag", "age"):
+        table.add_column(name, justify="right" if name in ("offset sum", "lag", "age") else "left")
+    for row in snapshot.provenance:
+        age = "-" if row.as_of_ms is None else f"{(snapshot.time_ms - row.as_of_ms) / 1000:.1f} s"
+        table.add_row(
+            row.process_id[:8], row.task, row.source, f"{row.offset_sum:,}", f"{row.lag:,}", age
+        )
+    return table
 
 
 def _print_errors(errors: dict[str, int], stream: Any = None) -> None:

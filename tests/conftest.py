@@ -80,7 +80,7 @@ SPARK_TEST_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 def spark() -> Iterator[Any]:
     """The one Spark session (``local[2]``, :data:`SPARK_TEST_CONFIGS`) of the whole test run.
 
-    Every test that needs Spark (``tests/lag``, the end-to-end checks' ``e2e_spark``) shares it,
+    Every test that needs Spark (``tests/lag``) shares it,
     so one JVM starts per run; stopped at the end of the session. FAILS (never skips) when
     PySpark is missing (``pip install -e '.[lag]'``).
     """

@@ -1,8 +1,9 @@
 """``make demo-kafka``: the real-cluster path, end to end, on this machine.
 
 Starts a Kafka broker (KRaft, loopback) and the Streams application of
-:mod:`devtools.kafka.streams_app`, collects the operator's view with Kafka's own tools,
-predicts the next assignment with ``streams-lag compute`` + ``streams-assign assign``, triggers
+:mod:`devtools.kafka.streams_app`, collects the operator's sources (the group's own state,
+``ListOffsets``, Kafka's ``JmxTool`` over each instance, the state directories), predicts the
+next assignment with ``streams-lag snapshot`` + ``streams-assign assign``, triggers
 the rebalance and prints the prediction beside what Kafka Streams assigned. Every JVM is
 stopped and every temporary folder removed at the end; the operator's view, the cluster state
 and the prediction stay in ``--out`` (``out/demo-kafka`` by default).

@@ -2,29 +2,26 @@
 
 One check (:func:`run_scenario`) runs a real Kafka Streams application (:mod:`.streams_app`)
 on a real broker (:mod:`.kafka`) until its assignment is stable and every standby has caught
-up, then collects **the operator's view**, exactly what a user can fetch:
+up, then collects **only what an operator has**, no hook in the application:
 
-- ``members.txt``: ``kafka-consumer-groups.sh --describe --group <app> --members --verbose``;
-- ``end-offsets.txt``: ``kafka-get-offsets.sh --topic '<app>-.*-changelog'``;
-- ``topology.txt``: ``Topology#describe()`` as the application printed it;
-- ``offsets.jsonl``: offset rows (``streams-lag collect`` over the state directories), in which
-  the tasks each running instance currently runs are replaced by what that instance reports
-  through ``KafkaStreams#allLocalStorePartitionLags()`` (standby tasks: their current changelog
-  position) and ``-2`` for its running active tasks (``Task.LATEST_OFFSET``).
+- the group's own state: ``DescribeGroups`` (every member's ``SubscriptionInfo`` and
+  ``AssignmentInfo``) and the changelogs' end offsets (``ListOffsets``), read by
+  ``streams-lag snapshot``;
+- ``metrics-<instance>.txt``: Kafka's ``JmxTool`` over each running instance's JMX port (the
+  restore consumers' ``records-lag``, ``last-rebalance-seconds-ago``, ``stream-state-metrics``):
+  the positions of running standbys, which Kafka's group leader reads from memory
+  (``TaskManager#getTaskOffsetSums``) and which no ``.checkpoint`` holds (a standby writes one
+  only every 10,000 records or on close, ``StateManagerUtil#checkpointNeeded``);
+- the instances' state directories (``.checkpoint`` files and their modification times).
 
-The last step is needed because Kafka's group leader reads the offsets of running tasks from
-memory (``TaskManager#getTaskOffsetSums``), while a standby writes its ``.checkpoint`` only when
-its changelog offsets moved by more than 10,000 records since the last one
-(``StateManagerUtil#checkpointNeeded``) or when it is closed. The checkpoint files alone would
-show a standby further behind than Kafka knows it is.
-
-Then ``streams-lag compute`` turns the view into a cluster state, ``streams-assign
-assign --json`` predicts the next assignment, the rebalance is triggered (A: a fourth instance
-joins; B: one instance is killed with SIGKILL and its session times out; C: one instance is
-stopped and restarted, a rolling bounce), and the prediction is compared with what each
-instance reports from ``KafkaStreams#metadataForLocalThreads()`` (active and standby tasks per
-process; warmup replicas are standbys there) and with whether the group leader's
-``HighAvailabilityTaskAssignor`` decided on a follow-up probing rebalance.
+``streams-lag snapshot`` keeps, per (process, task), the freshest of these. Then
+``streams-assign assign --json`` on that cluster state predicts the next assignment, the
+rebalance is triggered (A: a fourth instance joins; B: one instance is killed with SIGKILL and
+its session times out; C: one instance is stopped and restarted, a rolling bounce), and the
+prediction is compared with what each instance reports from
+``KafkaStreams#metadataForLocalThreads()`` (active and standby tasks per process; warmup
+replicas are standbys there) and with whether the group leader's ``HighAvailabilityTaskAssignor``
+decided on a follow-up probing rebalance.
 """
 
 from __future__ import annotations
@@ -33,7 +30,6 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,13 +57,15 @@ __all__ = [
 
 CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell"
+JMX_TOOL = "org.apache.kafka.tools.JmxTool"
+JMX_FETCH = "kafka.consumer:type=consumer-fetch-manager-metrics"
+JMX_COORDINATOR = "kafka.consumer:type=consumer-coordinator-metrics"
 #: Scenario letters and what triggers their rebalance.
 SCENARIOS = {
     "A": "a fourth instance joins",
     "B": "one instance is killed (SIGKILL) and its session times out",
     "C": "one instance is stopped (KafkaStreams#close) and restarted: a rolling bounce",
 }
-_SPARK_LOCK = threading.Lock()
 _DECISION = re.compile(r"Decided on assignment: .* with (?P<no>no )?followup probing rebalance")
 _CLIENT = re.compile(
     r"([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})=\[activeTasks: \(\[([^\]]*)\]\) "
@@ -78,14 +76,25 @@ _LOG_TIME = re.compile(r"^\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
 @dataclass
 class OperatorView:
-    """The files a user collects before the rebalance (paths inside one folder)."""
+    """What a user collects before the rebalance (files inside one folder).
+
+    Attributes
+    ----------
+    folder:
+        Where the files are.
+    metrics:
+        One ``JmxTool`` output per running instance.
+    state_dirs:
+        Every instance's ``state.dir`` that exists.
+    live:
+        The group and the changelogs' end offsets as the cluster answered
+        (:class:`lag.sources.live_cluster.LiveGroup`), read when the view was collected.
+    """
 
     folder: Path
-    members: Path
-    end_offsets: Path
-    topology: Path
-    offsets: Path
-    end_offset_sums: dict[str, int] = field(default_factory=dict)
+    metrics: list[Path] = field(default_factory=list)
+    state_dirs: list[Path] = field(default_factory=list)
+    live: Any = None
 
 
 @dataclass
@@ -222,133 +231,108 @@ def _get_offsets_text(cluster: StreamsCluster) -> str:
     ).stdout
 
 
-def collect_operator_view(
-    cluster: StreamsCluster,
-    folder: Path,
-    members_text: str | None = None,
-    end_offsets_text: str | None = None,
-) -> OperatorView:
-    """Write the operator's view of ``cluster`` into ``folder`` (see the module's notes).
-
-    ``members_text`` / ``end_offsets_text`` are tool outputs fetched earlier (scenario C
-    fetches them before stopping the instance it bounces); None runs the tools now.
-    """
-    from lag.sources.checkpoints import collect_state_dirs, write_offset_rows
-    from lag.sources.topology import parse_topology
-
+def scrape_metrics(cluster: StreamsCluster, folder: Path) -> list[Path]:
+    """Kafka's ``JmxTool`` over each running instance's JMX port, one file per instance: the
+    restore consumers' ``records-lag``, the stream threads' ``last-rebalance-seconds-ago`` and
+    which task holds which store (``stream-state-metrics``)."""
     folder.mkdir(parents=True, exist_ok=True)
-    broker = cluster.broker
-    if members_text is None:
-        members_text = broker.run_tool(
-            CONSUMER_GROUPS,
-            "--bootstrap-server",
-            broker.bootstrap_servers,
-            "--describe",
-            "--group",
-            cluster.application_id,
-            "--members",
-            "--verbose",
-        ).stdout
-    if end_offsets_text is None:
-        end_offsets_text = _get_offsets_text(cluster)
-    view = OperatorView(
-        folder,
-        folder / "members.txt",
-        folder / "end-offsets.txt",
-        folder / "topology.txt",
-        folder / "offsets.jsonl",
-    )
-    view.members.write_text(members_text)
-    view.end_offsets.write_text(end_offsets_text)
-    topology_text = cluster.topology_file.read_text()
-    view.topology.write_text(topology_text)
-    for line in end_offsets_text.split():
-        topic, part, offset = line.rsplit(":", 2)
-        view.end_offset_sums[f"{topic}:{part}"] = int(offset)
-
-    changelogs = parse_topology(topology_text).changelog_topics(cluster.application_id)
-    store_sub = {store: sub for _topic, (sub, store) in changelogs.items()}
-    dirs = [i.state_dir for i in cluster.instances if i.state_dir.exists()]
-    collected = collect_state_dirs(list(dirs), cluster.application_id)
-    rows = collected.rows
+    written = []
     for instance in cluster.running_instances():
-        rows = _with_running_tasks(rows, instance, cluster.application_id, store_sub)
-    write_offset_rows(rows, view.offsets)
-    return view
+        url = f"service:jmx:rmi:///jndi/rmi://127.0.0.1:{instance.jmx_port}/jmxrmi"
+        text = cluster.broker.run_tool(
+            JMX_TOOL,
+            "--jmx-url",
+            url,
+            *("--object-name", f"{JMX_FETCH},client-id=*,topic=*,partition=*"),
+            *("--object-name", f"{JMX_COORDINATOR},client-id=*"),
+            *("--object-name", "kafka.streams:type=stream-state-metrics,*"),
+            *("--attributes", "records-lag,last-rebalance-seconds-ago,put-rate"),
+            *("--one-time", "true"),
+        ).stdout
+        path = folder / f"metrics-{instance.name}.txt"
+        path.write_text(text)
+        written.append(path)
+    return written
 
 
-def _with_running_tasks(
-    rows: list[dict[str, Any]],
-    instance: StreamsInstance,
-    application_id: str,
-    store_sub: dict[str, int],
-) -> list[dict[str, Any]]:
-    """Replace the checkpoint rows of the tasks ``instance`` runs by what it reports."""
-    current = instance.assignment()
-    if current is None:
-        raise StreamsAppError(f"{instance.name} has reported no assignment")
-    running = current.active | current.standby
-    kept = [
-        r for r in rows if r["process_id"] != instance.process_id or r.get("task_id") not in running
-    ]
-    for store, parts in instance.positions().items():
-        sub = store_sub[store]
-        for part, (position, _end) in parts.items():
-            task = f"{sub}_{part}"
-            if task not in running:
-                continue
-            kept.append(
-                {
-                    "process_id": instance.process_id,
-                    "task_id": task,
-                    "topic": f"{application_id}-{store}-changelog",
-                    "partition": part,
-                    "offset": -2 if task in current.active else position,
-                    "snapshot_time": None,
-                    "source": f"{instance.name}: KafkaStreams#allLocalStorePartitionLags",
-                    "line": None,
-                }
-            )
-    return kept
+def read_group(cluster: StreamsCluster) -> Any:
+    """``DescribeGroups`` and ``ListOffsets`` now
+    (:func:`lag.sources.live_cluster.read_live_group`)."""
+    from lag.sources.live_cluster import read_live_group
+
+    return read_live_group(cluster.broker.bootstrap_servers, cluster.application_id)
+
+
+def collect_operator_view(
+    cluster: StreamsCluster, folder: Path, live: Any = None, metrics: list[Path] | None = None
+) -> OperatorView:
+    """The operator's sources of ``cluster`` (see the module's notes), files in ``folder``.
+
+    ``live`` / ``metrics`` are the group state and scrapes taken earlier (scenario C takes them
+    before stopping the instance it bounces); None reads them now.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    return OperatorView(
+        folder,
+        metrics=scrape_metrics(cluster, folder) if metrics is None else metrics,
+        state_dirs=[i.state_dir for i in cluster.instances if i.state_dir.exists()],
+        live=read_group(cluster) if live is None else live,
+    )
 
 
 # ---------------------------------------------------------------------- prediction
+def snapshot(cluster: StreamsCluster, view: OperatorView) -> dict[str, Any]:
+    """``streams-lag snapshot``'s document from the view (written to ``cluster.json``), with
+    the configs the application was started with, given as its properties file."""
+    from lag.job.snapshot import build_snapshot
+    from lag.sources.checkpoints import collect_state_dirs
+    from lag.sources.metrics import read_metrics
+    from lag.sources.streams_config import resolve_configs
+    from streams_assign.model import AssignmentConfigs
+
+    properties = view.folder / "app.properties"
+    properties.write_text(
+        f"acceptable.recovery.lag={cluster.acceptable_recovery_lag}\n"
+        f"max.warmup.replicas={cluster.max_warmup_replicas}\n"
+        f"num.standby.replicas={cluster.standbys}\n"
+        f"probing.rebalance.interval.ms={cluster.probing_rebalance_interval_ms}\n"
+    )
+    configs = resolve_configs({}, str(properties))
+    rows = collect_state_dirs(view.state_dirs, cluster.application_id).rows
+    result = build_snapshot(
+        view.live,
+        AssignmentConfigs(**configs.values),
+        dumps=[read_metrics(p) for p in view.metrics],
+        checkpoint_rows=rows,
+        description=configs.description(),
+    )
+    (view.folder / "cluster.json").write_text(json.dumps(result.document, indent=1))
+    (view.folder / "provenance.json").write_text(
+        json.dumps([vars_of(row) for row in result.provenance], indent=1)
+    )
+    return result.document
+
+
+def vars_of(row: Any) -> dict[str, Any]:
+    """A slotted dataclass as a dict."""
+    return {name: getattr(row, name) for name in row.__slots__}
+
+
 def predict(
     cluster: StreamsCluster,
     view: OperatorView,
-    spark: Any = None,
     joining: list[StreamsInstance] = (),  # type: ignore[assignment]
     leaving: list[str] = (),  # type: ignore[assignment]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``streams-lag compute`` on the view, adjusted for the instances the operator
-    adds (``joining``: no state, ``num.stream.threads`` threads) or removes (``leaving``:
-    process ids), then ``streams-assign assign --json``.
+    """The snapshot of the view, adjusted for the instances the operator adds (``joining``:
+    no state, ``num.stream.threads`` threads) or removes (``leaving``: process ids), then
+    ``streams-assign assign --json``.
 
     Returns
     -------
     (cluster state document, assignment document)
     """
-    from lag.pipeline import ComputeRequest, run_compute
-
-    output = view.folder / "cluster.json"
-    request = ComputeRequest(
-        application_id=cluster.application_id,
-        topology=str(view.topology),
-        members=[str(view.members)],
-        end_offsets=[str(view.end_offsets)],
-        offsets=[str(view.offsets)],
-        output=str(output),
-        errors_table=str(view.folder / "errors.jsonl"),
-        configs={
-            "acceptable_recovery_lag": cluster.acceptable_recovery_lag,
-            "max_warmup_replicas": cluster.max_warmup_replicas,
-            "num_standby_replicas": cluster.standbys,
-            "probing_rebalance_interval_ms": cluster.probing_rebalance_interval_ms,
-        },
-    )
-    with _SPARK_LOCK:  # scenarios may run in threads; one Spark job at a time
-        run_compute(request, spark=spark)
-    document = json.loads(output.read_text())
+    document = snapshot(cluster, view)
     document["clients"] = [c for c in document["clients"] if c["id"] not in set(leaving)]
     for instance in joining:
         document["clients"].append(
@@ -448,7 +432,6 @@ def run_scenario(
     records: int = 3000,
     acceptable_recovery_lag: int = 500,
     victim: int = 0,
-    spark: Any = None,
     session_timeout_ms: int | None = None,
     application_id: str | None = None,
     joining_threads: int | None = None,
@@ -472,8 +455,6 @@ def run_scenario(
         ``acceptable.recovery.lag`` (records).
     victim:
         Index of the instance killed (B) or bounced (C).
-    spark:
-        Spark session for ``streams-lag compute`` (None: :func:`lag.spark.session.get_spark`).
     session_timeout_ms:
         The consumers' ``session.timeout.ms``; default 10 s, 20 s in C (the bounced instance
         must be back, JVM start included, before its old members' sessions expire, or the
@@ -506,6 +487,7 @@ def run_scenario(
         session_timeout_ms=session_timeout_ms,
         heartbeat_interval_ms=1000,
         cp=cp,
+        jmx=True,
     )
     try:
         cluster.create_input_topics()
@@ -522,19 +504,12 @@ def run_scenario(
         target = cluster.instances[victim] if scenario != "A" else None
         if scenario == "C":
             assert target is not None
-            members_text = broker.run_tool(
-                CONSUMER_GROUPS,
-                "--bootstrap-server",
-                broker.bootstrap_servers,
-                "--describe",
-                "--group",
-                app_id,
-                "--members",
-                "--verbose",
-            ).stdout
-            ends_text = _get_offsets_text(cluster)
+            # The group's state and the metrics as they were before the stop; the state
+            # directories after it (KafkaStreams#close checkpoints every store).
+            live = read_group(cluster)
+            metrics = scrape_metrics(cluster, folder)
             target.stop()
-            view = collect_operator_view(cluster, folder, members_text, ends_text)
+            view = collect_operator_view(cluster, folder, live, metrics)
             trigger_ms = time.time() * 1000
             target.start()
         else:
@@ -546,7 +521,7 @@ def run_scenario(
             assert target is not None
             leaving.append(target.process_id)
 
-        document, predicted = predict(cluster, view, spark, joining, leaving)
+        document, predicted = predict(cluster, view, joining, leaving)
 
         if scenario == "A":
             trigger_ms = time.time() * 1000
@@ -556,6 +531,15 @@ def run_scenario(
             trigger_ms = time.time() * 1000
             target.kill()
         processes = len(cluster.running_instances()) if scenario != "C" else instances
+        if scenario == "C":
+            assert target is not None
+            # Until the restarted JVM reports, its last line is the one from before the stop,
+            # and the group would look stable before it even rejoined.
+            cluster.wait_until(
+                lambda: any(r["time_ms"] >= trigger_ms for r in target.records("assignment")),
+                240,
+                "the bounced instance's first assignment after its restart",
+            )
         real = _stable_now(cluster, processes, 240)
         decisions = _decisions(cluster, trigger_ms)
         if (

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.broker import KafkaBroker, free_port
 from devtools.kafka.java import classpath, compile_java, java_executable, kafka_lib
 from devtools.paths import BUILD, KAFKA_SOURCES
 from streams_assign.errors import StreamsAssignError
@@ -177,6 +177,9 @@ class StreamsInstance:
         self._process: subprocess.Popen[bytes] | None = None
         self._log_file: Any = None
         self.starts = 0
+        #: JMX port of the running JVM (loopback, no authentication) when the cluster has
+        #: ``jmx=True``, for Kafka's ``JmxTool``; a new free port at each start.
+        self.jmx_port: int | None = None
 
     @property
     def running(self) -> bool:
@@ -204,9 +207,21 @@ class StreamsInstance:
             "heartbeat.ms": c.heartbeat_interval_ms,
             "topics.prefix": c.topics_prefix,
         }
+        jmx: list[str] = []
+        if c.jmx:
+            self.jmx_port = free_port()
+            jmx = [
+                f"-Dcom.sun.management.jmxremote.port={self.jmx_port}",
+                f"-Dcom.sun.management.jmxremote.rmi.port={self.jmx_port}",
+                "-Dcom.sun.management.jmxremote.host=127.0.0.1",
+                "-Djava.rmi.server.hostname=127.0.0.1",
+                "-Dcom.sun.management.jmxremote.authenticate=false",
+                "-Dcom.sun.management.jmxremote.ssl=false",
+            ]
         command = [
             java_executable(),
             c.heap,
+            *jmx,
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
             # RocksDB unpacks its native library into java.io.tmpdir and a killed JVM leaves
@@ -339,6 +354,9 @@ class StreamsCluster:
     cp:
         Class path of the instances (default :func:`app_classpath`, Kafka Streams of
         ``.kafka/lib``; :func:`app_classpath_next` runs Kafka Streams 4.3).
+    jmx:
+        Open a loopback JMX port on every instance (:attr:`StreamsInstance.jmx_port`), as an
+        operator's monitoring does, so Kafka's ``JmxTool`` can read its metrics.
 
     Raises
     ------
@@ -364,8 +382,10 @@ class StreamsCluster:
         heap: str = "-Xmx256m",
         topics_prefix: str | None = None,
         cp: str | None = None,
+        jmx: bool = False,
     ) -> None:
         self.broker = broker
+        self.jmx = jmx
         self.application_id = application_id
         self.standbys = standbys
         self.commit_interval_ms = commit_interval_ms

@@ -33,7 +33,11 @@ ASSIGNOR_CHOICES = (
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of ``assign`` to its parser."""
-    parser.add_argument("files", nargs="+", metavar="FILE", help="cluster-state JSON file(s)")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="cluster-state JSON file(s)")
+    # Live cluster: ask the cluster, then assign (streams_assign/cli/_live.py).
+    from streams_assign.cli._live import add_live_options
+
+    add_live_options(parser)
     parser.add_argument("--json", action="store_true", help="print the output JSON")
     parser.add_argument(
         "--output-dir",
@@ -65,12 +69,19 @@ def run(args: argparse.Namespace) -> int:
         mode after the good inputs are written.
     """
     from streams_assign.cli._common import load_input
+    from streams_assign.cli._live import live_label, live_requested, load_live_cluster
 
+    # Live cluster or state files (streams_assign/cli/_live.py).
+    live = live_requested(args, args.files)
     if args.output_dir is not None:
+        if live:
+            raise UsageError("--output-dir takes state files, not a live cluster")
         return _batch(args)
+    if live:
+        args.files = [live_label(args)]
     results = []
     for path in args.files:
-        state = load_input(path)
+        state = load_live_cluster(args) if live else load_input(path)
         try:
             results.append((Path(path), state, _decide(state, args)))
         except StreamsAssignError as exc:

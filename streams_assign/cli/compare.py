@@ -20,7 +20,11 @@ _PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of ``compare`` to its parser."""
-    parser.add_argument("file", metavar="FILE", help="cluster-state JSON file")
+    parser.add_argument("file", metavar="FILE", nargs="?", help="cluster-state JSON file")
+    # Live cluster: ask the cluster, then compare (streams_assign/cli/_live.py).
+    from streams_assign.cli._live import add_live_options
+
+    add_live_options(parser)
     parser.add_argument(
         "--plot", metavar="OUT.png", help="also draw a bar chart (.png, .svg or .pdf)"
     )
@@ -60,12 +64,18 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from streams_assign.cli._common import check_output, load_cluster, naming, write_rendered
+
+    # Live cluster or state file (streams_assign/cli/_live.py).
+    from streams_assign.cli._live import live_label, live_requested, load_live_cluster
     from streams_assign.cli._solver import check_solver_options, spinner
     from streams_assign.optimal.compare import compare_assignors
     from streams_assign.simulation.plan import chosen_assignors
     from streams_assign.simulation.probing import RestoreRates
     from streams_assign.simulation.scores import convergence_scores, optimum_one_step, scores_json
 
+    live = live_requested(args, args.file)
+    if live:
+        args.file = live_label(args)
     with naming(args.file):
         check_solver_options(args)
         check_output(args.plot, "--plot", _PLOT_FORMATS)
@@ -75,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         if args.max_rounds < 1:
             raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
         assignors = chosen_assignors(args.assignor)
-        cluster = load_cluster(args.file)
+        cluster = load_live_cluster(args) if live else load_cluster(args.file)
         with spinner("comparing assignors") as status:
             comparison = compare_assignors(
                 cluster,

@@ -25,7 +25,13 @@ DEFAULT_RESTORE_RATE = 10_000.0
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of ``plan`` to its parser."""
-    parser.add_argument("file", metavar="STATE", help="current cluster-state file (JSON or YAML)")
+    parser.add_argument(
+        "file", metavar="STATE", nargs="?", help="current cluster-state file (JSON or YAML)"
+    )
+    # Live cluster: ask the cluster, then plan (streams_assign/cli/_live.py).
+    from streams_assign.cli._live import add_live_options
+
+    add_live_options(parser)
     change = parser.add_argument_group("changes before the next rebalance")
     change.add_argument("--add", type=int, default=0, metavar="N", help="add N new instances")
     change.add_argument(
@@ -128,10 +134,25 @@ def run(args: argparse.Namespace) -> int:
     """
     _check(args)
     from streams_assign.cli._common import load_cluster, naming
+
+    # Live cluster or state file (streams_assign/cli/_live.py).
+    from streams_assign.cli._live import (
+        live_label,
+        live_requested,
+        load_live_cluster,
+        session_timeout_ms,
+    )
     from streams_assign.simulation.plan import Plan, build_plan, chosen_assignors
     from streams_assign.simulation.whatif import Changes
 
-    cluster = load_cluster(args.file)
+    live = live_requested(args, args.file)
+    cluster = load_live_cluster(args) if live else load_cluster(args.file)
+    if live:
+        args.file = live_label(args)
+        # The application's session.timeout.ms, unless the flag moved it from Kafka's default.
+        from_app = session_timeout_ms(args)
+        if from_app is not None and args.session_timeout_ms == DEFAULT_SESSION_TIMEOUT_MS:
+            args.session_timeout_ms = from_app
     with naming(args.file):
         assignors = chosen_assignors(args.assignor)
         rates = _rates(args)

@@ -42,7 +42,7 @@ def draw(rng: random.Random) -> dict[str, Any]:
 if LONG:  # the long tier only: every run is a few minutes of real cluster time
 
     def test_random_fleets_prediction_equals_real(
-        kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path: Path
+        kafka_broker: KafkaBroker, tmp_path: Path
     ) -> None:
         rng = random.Random(20261123)
         runs = []
@@ -57,7 +57,6 @@ if LONG:  # the long tier only: every run is a few minutes of real cluster time
                 standbys=params["standbys"],
                 victim=params["victim"],
                 joining_threads=params["joining_threads"],
-                spark=e2e_spark,
             )
             settled = result.settled == result.predicted
             entry = {

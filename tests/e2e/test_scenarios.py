@@ -10,6 +10,7 @@ docs/e2e.md and :mod:`devtools.kafka.e2e`.
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -24,16 +25,15 @@ pytestmark = pytest.mark.kafka
 
 @pytest.fixture(scope="module")
 def outcomes(
-    kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path_factory: pytest.TempPathFactory
+    kafka_broker: KafkaBroker, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, ScenarioResult | BaseException]:
     """Run A, B and C once for the module, side by side (separate applications and topics on
-    the one broker; their Spark jobs take turns); a scenario that raises fails only its own
-    test."""
+    the one broker); a scenario that raises fails only its own test."""
     root = tmp_path_factory.mktemp("e2e")
 
     def run(scenario: str) -> ScenarioResult | BaseException:
         try:
-            return run_scenario(kafka_broker, scenario, root / scenario, spark=e2e_spark, victim=1)
+            return run_scenario(kafka_broker, scenario, root / scenario, victim=1)
         except Exception as exc:  # reported by the scenario's own test
             return exc
 
@@ -86,14 +86,26 @@ def test_scenario_c_bounced_instance_gets_what_was_predicted(outcomes: dict[str,
     assert len(result.settled) == 3
 
 
-def test_scenario_views_are_the_real_tools_output(outcomes: dict[str, Any]) -> None:
+def test_scenario_views_are_operator_sources_only(outcomes: dict[str, Any]) -> None:
+    """The prediction was made from the group's state, JmxTool scrapes and state directories:
+    every running standby's offset sum came from the restore consumer's metrics, every running
+    active from the group, and the description says which sources were used."""
     result = _result(outcomes, "A")
     folder = Path(result.folder)
-    members = (folder / "members.txt").read_text()
-    assert "CURRENT-ASSIGNMENT" in members and "-StreamThread-2-consumer" in members
-    ends = (folder / "end-offsets.txt").read_text().split()
-    assert len(ends) == 8 and all(line.count(":") == 2 for line in ends)
-    assert "Sub-topology: 2" in (folder / "topology.txt").read_text()
+    scrapes = sorted(folder.glob("metrics-instance-*.txt"))
+    assert len(scrapes) == 3
+    assert all("-restore-consumer,topic=" in p.read_text() for p in scrapes)
+    provenance = json.loads((folder / "provenance.json").read_text())
+    sources = {row["source"] for row in provenance}
+    assert sources <= {"metrics", "group (running active)", "state-dir", "group"}
+    # One standby of each stateful task runs, and the restore consumers' records-lag gave each.
+    state = result.cluster_state
+    running_standbys = len(state["stateful_tasks"]) * state["configs"]["num_standby_replicas"]
+    assert sum(row["source"] == "metrics" for row in provenance) == running_standbys
+    actives = sum(row["source"] == "group (running active)" for row in provenance)
+    assert actives == len(state["stateful_tasks"])
+    assert "offset sums: " in result.cluster_state["description"]
+    assert "ListOffsets" in result.cluster_state["description"]
 
 
 def _java_command_lines() -> list[str]:
