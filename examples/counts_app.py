@@ -55,6 +55,7 @@ def config(args: argparse.Namespace, client_assignor: Any = None) -> RuntimeConf
         acceptable_recovery_lag=args.acceptable_recovery_lag,
         max_warmup_replicas=args.max_warmup_replicas,
         probing_rebalance_interval_ms=args.probing_interval_ms,
+        assignor=args.streams_assignor,
     )
     return RuntimeConfig(
         args.bootstrap_servers,
@@ -93,6 +94,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--consumers", type=int, default=2)
     parser.add_argument(
         "--assignor", choices=("streams", "roundrobin", "sticky"), default="streams"
+    )
+    parser.add_argument(
+        "--streams-assignor",
+        default="high_availability",
+        help="with --assignor streams: a name in streams_assign.assignors.ASSIGNORS",
     )
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument("--num-standby-replicas", type=int, default=1)
