@@ -158,6 +158,13 @@ class _Member:
             )
 
     def run(self) -> None:
+        try:
+            self.serve()
+        except BaseException as exc:
+            self.app.failures.append(exc)
+            raise
+
+    def serve(self) -> None:
         subscribe_with_metadata(self.consumer, self.app.topology.source_topics, _Listener(self))
         try:
             while not self.app.stopping.is_set():
@@ -214,6 +221,8 @@ class SyncStreamsApp:
         self.process = self.manager.streams_process(self.end_offsets)
         self.stopping = threading.Event()
         self.producer: KafkaProducer | None = None
+        #: Exceptions that ended a member or the standby reader thread.
+        self.failures: list[BaseException] = []
 
     def send_all(self, writes: list[PendingWrite]) -> None:
         """Send writes in order and wait for every acknowledgement."""
@@ -232,6 +241,13 @@ class SyncStreamsApp:
 
     def standby_reader(self) -> None:
         """Keep the stores of this process's standby and warmup tasks at the changelog's end."""
+        try:
+            self.follow_replicas()
+        except BaseException as exc:
+            self.failures.append(exc)
+            raise
+
+    def follow_replicas(self) -> None:
         manager = self.manager
         reader = KafkaConsumer(
             bootstrap_servers=self.config.bootstrap_servers,
@@ -263,7 +279,13 @@ class SyncStreamsApp:
         self.stopping.set()
 
     def run(self) -> None:
-        """Run the process until :meth:`stop` or a member thread dies; closes what it opened."""
+        """Run the process until :meth:`stop` or a thread dies; closes what it opened.
+
+        Raises
+        ------
+        RuntimeError
+            When a member or the standby reader thread died, chained to its exception.
+        """
         self.producer = KafkaProducer(
             bootstrap_servers=self.config.bootstrap_servers,
             linger_ms=5,
@@ -288,3 +310,5 @@ class SyncStreamsApp:
             self.producer.close()
             self.manager.close()
             self.end_offsets.close()
+        if self.failures:
+            raise RuntimeError("a runtime thread died") from self.failures[0]
