@@ -9,6 +9,7 @@ window counted twice. The run's own checks (nothing lost, counts carried across,
 only inside the window) must pass. Needs Kafka's jars (``make kafka``) and the ``clients`` extra.
 
     .venv/bin/python benchmarks/clients_runtime.py [--records 24000] [--trickle 100] [--runs 1]
+        [--app counts_app.py|counts_app_sync.py]
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_once(records: int, trickle: int) -> int:
+def run_once(records: int, trickle: int, app: str) -> int:
     env = {
         **os.environ,
+        "STREAMS_ASSIGN_RUNTIME_APP": app,
         "STREAMS_ASSIGN_RUNTIME_RECORDS": str(records),
         "STREAMS_ASSIGN_RUNTIME_TRICKLE": str(trickle),
     }
@@ -63,11 +65,17 @@ def main() -> int:
         "--trickle", type=int, default=100, help="records per 100 ms from the background producer"
     )
     parser.add_argument("--runs", type=int, default=1, help="independent runs (fresh broker each)")
+    parser.add_argument(
+        "--app",
+        choices=("counts_app.py", "counts_app_sync.py"),
+        default="counts_app.py",
+        help="the aiokafka or the kafka-python example",
+    )
     args = parser.parse_args()
     print(f"{args.records} records before the kill, {args.trickle} per 100 ms around it")
     worst = 0
     for _ in range(args.runs):
-        worst = max(worst, run_once(args.records, args.trickle))
+        worst = max(worst, run_once(args.records, args.trickle, args.app))
     return worst
 
 

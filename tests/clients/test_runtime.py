@@ -25,6 +25,9 @@ pytestmark = pytest.mark.kafka
 PARTITIONS = 12
 RECORDS = int(os.environ.get("STREAMS_ASSIGN_RUNTIME_RECORDS", "2400"))
 TRICKLE = int(os.environ.get("STREAMS_ASSIGN_RUNTIME_TRICKLE", "24"))
+#: The app: ``counts_app.py`` (aiokafka) or ``counts_app_sync.py`` (kafka-python, 10 s sessions
+#: as in ``test_real_broker.py``); ``benchmarks/clients_runtime.py --app`` picks it.
+APP = os.environ.get("STREAMS_ASSIGN_RUNTIME_APP", "counts_app.py")
 ACCEPTABLE_RECOVERY_LAG = 50
 ARGS = [
     "--num-standby-replicas",
@@ -32,7 +35,7 @@ ARGS = [
     "--acceptable-recovery-lag",
     str(ACCEPTABLE_RECOVERY_LAG),
     "--session-timeout-ms",
-    "3000",
+    "10000" if APP == "counts_app_sync.py" else "3000",
     "--streams-assignor",
     "lag_aware_sticky",
 ]
@@ -69,7 +72,7 @@ class RuntimeRun:
 
     def report(self) -> str:
         window = sum(sum(n - 1 for n in self.duplicates(p).values()) for p in range(PARTITIONS))
-        lines = [f"[runtime lag_aware_sticky] kill -9 of 1 of 3 processes, {self.victim_tasks}"]
+        lines = [f"[runtime {APP} lag_aware_sticky] kill -9 of 1 of 3, {self.victim_tasks}"]
         for task in self.victim_tasks:
             lines.append(
                 f"  {task}: copies' lag at the kill {self.lag_at_kill[task]}, new owner "
@@ -130,7 +133,7 @@ def every_input_counted(cluster: Any, input_ends: dict[int, int]) -> dict[int, l
 
 @pytest.fixture(scope="module")
 def runtime_run(app_cluster: Any, trickle: Any) -> RuntimeRun:
-    cluster = app_cluster("counts_app.py", ARGS)
+    cluster = app_cluster(APP, ARGS)
     for name in ("p1", "p2", "p3"):
         cluster.start(name)
     cluster.wait_until("3 processes x 2 consumers settled", lambda: cluster.stable(6))
