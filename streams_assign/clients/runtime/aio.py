@@ -79,21 +79,29 @@ class _Member:
         return coordinator.member_id if coordinator is not None else ""
 
     async def commit(self) -> None:
-        """Commit the processed offsets; a commit refused by a rebalance leaves them for the
-        next owner (the at-least-once window)."""
+        """Commit the processed offsets; a commit refused by a rebalance keeps them for
+        :meth:`on_revoked`, and what that cannot commit the next owner processes again (the
+        at-least-once window)."""
         if not self.uncommitted:
             return
         try:
             await self.consumer.commit(dict(self.uncommitted))
         except (CommitFailedError, KafkaError) as exc:
-            log.warning(
-                "member %d: commit failed (%r); records will be processed again", self.index, exc
-            )
+            log.warning("member %d: commit failed (%r)", self.index, exc)
+            return  # kept: on_partitions_revoked tries once more
         self.uncommitted.clear()
 
     async def on_revoked(self, revoked: Any) -> None:
         async with self.lock:
             await self.commit()
+            if self.uncommitted:
+                log.warning(
+                    "member %d: offsets %s left uncommitted: the next owner processes "
+                    "those records again",
+                    self.index,
+                    self.uncommitted,
+                )
+                self.uncommitted.clear()
             self.app.manager.deactivate(self.mine)
             self.mine.clear()
             self.app.replicas_changed.set()
