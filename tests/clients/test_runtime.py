@@ -1,8 +1,11 @@
-"""Acceptance of the task runtime on the real broker: kill -9 of one of 3 processes.
+"""Acceptance of the task runtime on the real broker: kill -9 of one of 3 processes, then a
+new one joins.
 
 ``examples/counts_app.py`` (a per-key count on :mod:`streams_assign.clients.runtime`, aiokafka,
 2 consumers per process, 1 standby, ``lag_aware_sticky``) counts 12 input partitions while a
-background producer runs; one process is killed with ``kill -9``. Every changelog record names
+background producer runs; one process is killed with ``kill -9``, then a new process joins
+(warmups, probing rebalances every 2 s, moves) while records keep coming. Every changelog record
+names
 its writer and the input record it came from (``writer`` and ``source`` headers), so the run
 is checked against the input record by record: nothing lost, state carried across the move,
 and double counts only inside the at-least-once window (the records the killed process handled
@@ -38,6 +41,10 @@ ARGS = [
     "10000" if APP == "counts_app_sync.py" else "3000",
     "--streams-assignor",
     "lag_aware_sticky",
+    "--probing-interval-ms",
+    "2000",
+    "--max-warmup-replicas",
+    "2",
 ]
 
 
@@ -64,6 +71,11 @@ class RuntimeRun:
     input_keys: dict[int, list[str]] = field(default_factory=dict)
     #: partition -> the changelog records, by offset.
     changelog: dict[int, list[Written]] = field(default_factory=dict)
+    #: Rebalances after a new process joined, and how many scheduled a probing rebalance.
+    scale_out_generations: int = 0
+    probing_generations: int = 0
+    #: Per live process, its log (warnings of the runtime: refused commits ...).
+    logs: dict[str, str] = field(default_factory=dict)
 
     def duplicates(self, partition: int) -> Counter[int]:
         """Input offsets of ``partition`` counted more than once, with how many times."""
@@ -79,6 +91,10 @@ class RuntimeRun:
                 f"{self.new_owner[task][:8]} restored {self.restored[task]}, serving "
                 f"{self.serving_s[task]:.2f} s after the kill"
             )
+        lines.append(
+            f"  then a new process joined: {self.scale_out_generations} rebalances, "
+            f"{self.probing_generations} scheduling a probing rebalance"
+        )
         lines.append(
             f"  restored {sum(self.restored.values())} records in total; serving after at most "
             f"{max(self.serving_s.values()):.2f} s; {window} input records counted twice "
@@ -123,6 +139,15 @@ def read_changelog(bootstrap: str, topic: str) -> dict[int, list[Written]]:
     return written
 
 
+def converged_after(cluster: Any, moment: float) -> dict[str, dict[str, Any]] | None:
+    """The latest assignments once 3 processes x 2 consumers (2 survivors and the newcomer)
+    settled with no probing pending."""
+    latest = cluster.stable(6, since=moment)
+    if latest is None or any(e["next_probing_ms"] != -1 for e in latest.values()):
+        return None
+    return latest
+
+
 def every_input_counted(cluster: Any, input_ends: dict[int, int]) -> dict[int, list[Written]]:
     changelog = read_changelog(cluster.bootstrap, cluster.changelog)
     for partition, end in input_ends.items():
@@ -165,6 +190,12 @@ def runtime_run(app_cluster: Any, trickle: Any) -> RuntimeRun:
             "a survivor's changelog record after the killed process's last one",
             lambda: cluster.end_of_writes(victim_id, partitions),
         )
+        joined_at = time.time()
+        cluster.start("p4")  # warmups, probing rebalances, moves, while records keep coming
+        converged = cluster.wait_until(
+            "the survivors and the newcomer to converge (no probing pending)",
+            lambda: converged_after(cluster, joined_at),
+        )
     lag = {
         t: {p: ends[int(t.split("_")[1])] - offset for p, offset in copies.items()}
         for t, copies in checkpointed.items()
@@ -187,6 +218,16 @@ def runtime_run(app_cluster: Any, trickle: Any) -> RuntimeRun:
         run.restored[task] = sum(r["records"] for r in events)
         run.serving_s[task] = events[0]["t"] - killed_at
         run.new_owner[task] = events[0]["process"]
+    assigned = [
+        e
+        for p in cluster.live()
+        for e in p.events()
+        if e["event"] == "assigned" and e["t"] >= joined_at
+    ]
+    run.scale_out_generations = len({e["generation"] for e in assigned})
+    run.probing_generations = len({e["generation"] for e in assigned if e["next_probing_ms"] != -1})
+    assert len({e["process"] for e in converged.values()}) == 3
+    run.logs = {p.name: p.log_path.read_text(errors="replace") for p in cluster.live()}
     print("\n" + run.report())
     return run
 
@@ -220,7 +261,8 @@ def test_each_count_continues_from_the_last_one(runtime_run: RuntimeRun) -> None
 
 def test_double_counts_stay_inside_the_at_least_once_window(runtime_run: RuntimeRun) -> None:
     """Only the killed process's tasks count records twice, each at most twice: first by the
-    killed process, then by the new owner, which resumed at the last committed offset."""
+    killed process, then by the new owner, which resumed at the last committed offset. Tasks
+    moved by the rebalances after the join count nothing twice (their commits went through)."""
     victim_partitions = {int(t.split("_")[1]) for t in runtime_run.victim_tasks}
     for partition, column in runtime_run.changelog.items():
         duplicates = runtime_run.duplicates(partition)
@@ -235,6 +277,14 @@ def test_double_counts_stay_inside_the_at_least_once_window(runtime_run: Runtime
         for offset in duplicates:
             writers = [w.writer for w in column if w.source == offset]
             assert writers[0] == runtime_run.victim != writers[1], (partition, offset, writers)
+
+
+def test_commits_go_through_the_rebalances(runtime_run: RuntimeRun) -> None:
+    """No member had a commit refused: around the failover, the warmups' probing rebalances and
+    the moves to the new process, every batch committed in its own generation."""
+    assert runtime_run.probing_generations > 0, runtime_run.report()
+    for name, log in runtime_run.logs.items():
+        assert "commit failed" not in log, (name, log[-4000:])
 
 
 def test_final_counts_are_the_input_plus_the_window(runtime_run: RuntimeRun) -> None:
