@@ -12,9 +12,14 @@ the offset is the next changelog offset the store still lacks (records before it
 It is written whole (temporary file + rename). The sum of a task's checkpointed offsets is the
 offset sum its process reports in the subscription.
 
-An app uses one :class:`TaskStore` per active task (``put`` records the changelog offset of
-each write), keeps standby and warmup stores up to date by :meth:`TaskStore.apply` on the
-changelog records, and on promotion restores only the records past the checkpoint.
+Every store follows :class:`KeyValueStore`: :class:`TaskStore` keeps its data in sqlite and
+survives a restart at its checkpoint; :class:`InMemoryStore` keeps it in a dict, writes no
+checkpoint (its data dies with the process, so a restarted process must not report an offset
+for it) and reports its live position while open. ``put`` records the changelog offset of each
+write; standby and warmup stores follow the changelog by :meth:`KeyValueStore.apply`.
+
+This module keeps state; it does not restore it. Reading the changelog into a standby, warmup
+or promoted store is the task runtime's job (:mod:`streams_assign.clients.runtime`).
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ import os
 import sqlite3
 import tempfile
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Protocol
 
 from streams_assign.clients.topology import Topology
 from streams_assign.errors import StateError
@@ -34,6 +40,9 @@ from streams_assign.model import LONG_MAX_VALUE, TaskId, TopicPartition
 __all__ = [
     "CHECKPOINT_FILE",
     "OFFSET_UNKNOWN",
+    "InMemoryStore",
+    "KeyValueStore",
+    "StoreFactory",
     "PROCESS_FILE",
     "StateDirectory",
     "TaskStore",
@@ -98,6 +107,51 @@ def offset_sum(offsets: Mapping[TopicPartition, int]) -> int:
     """Kafka's ``sumOfChangelogOffsets``: unknown (-4) offsets skipped, pinned at Long.MAX."""
     total = sum(offset for offset in offsets.values() if offset != OFFSET_UNKNOWN and offset > 0)
     return min(total, LONG_MAX_VALUE)
+
+
+class KeyValueStore(Protocol):
+    """What the runtime needs of a task's store: string keys and values, changelog positions.
+
+    Attributes
+    ----------
+    positions:
+        Per changelog partition, the next offset the store lacks (records before it applied).
+    """
+
+    positions: dict[TopicPartition, int]
+
+    def get(self, key: str) -> str | None:
+        """The value of ``key``, or ``None``."""
+        ...
+
+    def put(self, key: str, value: str | None, changelog: TopicPartition, offset: int) -> None:
+        """Write (``None`` deletes) and move the position past ``offset`` of ``changelog``."""
+        ...
+
+    def apply(self, key: str, value: str | None, changelog: TopicPartition, offset: int) -> None:
+        """Apply one changelog record (the same as :meth:`put`)."""
+        ...
+
+    def items(self) -> Iterator[tuple[str, str]]:
+        """Every key and value, sorted by key."""
+        ...
+
+    def checkpoint(self) -> None:
+        """Make the positions durable (``.checkpoint``), when the data is."""
+        ...
+
+    @property
+    def offset_sum(self) -> int:
+        """The sum of the positions, in records."""
+        ...
+
+    def close(self, checkpoint: bool = True) -> None:
+        """Checkpoint (by default) and release the store."""
+        ...
+
+
+#: Opens a task's store: ``(task directory, changelog partitions) -> store``.
+StoreFactory = Callable[[Path, tuple[TopicPartition, ...]], KeyValueStore]
 
 
 class TaskStore:
@@ -177,6 +231,58 @@ class TaskStore:
         self._db.close()
 
 
+class InMemoryStore:
+    """One task's key-value store in a dict: fast, gone when the process ends.
+
+    It writes no ``.checkpoint`` (the data would not be there after a restart) and starts
+    empty at position 0; while open, its live position counts in the process's offset sums, so
+    a standby kept in memory still makes its process a caught-up client.
+
+    Parameters
+    ----------
+    directory:
+        Unused (the task directory of the on-disk store); kept for :data:`StoreFactory`.
+    changelog_partitions:
+        The task's changelog partitions, all at position 0.
+    """
+
+    def __init__(self, directory: Path, changelog_partitions: tuple[TopicPartition, ...]) -> None:
+        self.directory = directory
+        self._data: dict[str, str] = {}
+        self.positions: dict[TopicPartition, int] = {tp: 0 for tp in changelog_partitions}
+
+    def get(self, key: str) -> str | None:
+        """The value of ``key``, or ``None``."""
+        return self._data.get(key)
+
+    def put(self, key: str, value: str | None, changelog: TopicPartition, offset: int) -> None:
+        """Write (``None`` deletes) and move the position past ``offset`` of ``changelog``."""
+        if value is None:
+            self._data.pop(key, None)
+        else:
+            self._data[key] = value
+        if offset + 1 > self.positions.get(changelog, 0):
+            self.positions[changelog] = offset + 1
+
+    apply = put
+
+    def items(self) -> Iterator[tuple[str, str]]:
+        """Every key and value, sorted by key."""
+        yield from sorted(self._data.items())
+
+    def checkpoint(self) -> None:
+        """Nothing: the data is not durable, so neither are the positions."""
+
+    @property
+    def offset_sum(self) -> int:
+        """The sum of the positions (what the process reports while the store is open)."""
+        return offset_sum(self.positions)
+
+    def close(self, checkpoint: bool = True) -> None:
+        """Drop the data."""
+        self._data.clear()
+
+
 class StateDirectory:
     """A process's state directory: its process id, task stores and their offset sums.
 
@@ -188,13 +294,23 @@ class StateDirectory:
         ``application.id`` (also the group id).
     topology:
         Gives each task's changelog partitions.
+    store_factory:
+        Opens a task's store: :class:`TaskStore` (sqlite, the default) or
+        :class:`InMemoryStore`, or any :data:`StoreFactory`.
     """
 
-    def __init__(self, state_dir: str | Path, application_id: str, topology: Topology) -> None:
+    def __init__(
+        self,
+        state_dir: str | Path,
+        application_id: str,
+        topology: Topology,
+        store_factory: StoreFactory = TaskStore,
+    ) -> None:
         self.root = Path(state_dir) / application_id
         self.root.mkdir(parents=True, exist_ok=True)
         self.topology = topology
-        self.stores: dict[TaskId, TaskStore] = {}
+        self.store_factory = store_factory
+        self.stores: dict[TaskId, KeyValueStore] = {}
 
     def process_id(self) -> str:
         """The process id kept in ``kafka-streams-process-metadata``; made once, then reused.
@@ -214,11 +330,12 @@ class StateDirectory:
         path.write_text(json.dumps({"processId": process_id}))
         return process_id
 
-    def store(self, task: TaskId) -> TaskStore:
+    def store(self, task: TaskId) -> KeyValueStore:
         """The open store of ``task`` (opened from disk, or created empty, on first use)."""
         store = self.stores.get(task)
         if store is None:
-            store = TaskStore(self.root / str(task), self.topology.changelog_partitions(task))
+            directory = self.root / str(task)
+            store = self.store_factory(directory, self.topology.changelog_partitions(task))
             self.stores[task] = store
         return store
 
@@ -237,9 +354,9 @@ class StateDirectory:
         """Per task with local state, its offset sum in records (subscription input).
 
         Open stores report their live position; closed ones their ``.checkpoint``. Task
-        directories without a readable checkpoint are skipped.
+        directories without a readable checkpoint are skipped (so are closed in-memory stores).
         """
-        sums: dict[TaskId, int] = {}
+        sums: dict[TaskId, int] = {task: store.offset_sum for task, store in self.stores.items()}
         for directory in sorted(self.root.iterdir()):
             if not directory.is_dir():
                 continue
@@ -247,8 +364,7 @@ class StateDirectory:
                 task = TaskId.parse(directory.name)
             except ValueError:
                 continue
-            if task in self.stores:
-                sums[task] = self.stores[task].offset_sum
+            if task in sums:
                 continue
             checkpoint = directory / CHECKPOINT_FILE
             if checkpoint.exists():
