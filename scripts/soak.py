@@ -1,0 +1,328 @@
+"""The soak run (``make soak``): hard rules over many random states, long differentials, e2e.
+
+Three stages, each selectable with ``--stages``:
+
+``convergence``
+    Kafka's ``TaskAssignorConvergenceTest`` perturbations
+    (:func:`devtools.generators.convergence_harness.run_randomized_scenario`) for
+    ``high_availability`` and ``lag_aware_sticky``, ``--scenarios`` seeds each, on at most two
+    worker processes. Every rebalance is checked against the hard rules (each task active on
+    exactly one client, no client with the active and a standby of one task, each task on
+    ``min(clients, 1 + num.standby.replicas)`` clients plus at most ``max.warmup.replicas``
+    warmups in all, Kafka's ``assertValidAssignment``); the harness itself checks, at each
+    convergence, the balance bound (load spread and subtopology skew <= 1) and Kafka's limit of
+    ``2 * (stateful + stateful * standbys)`` rebalances. A *state* is one random cluster the
+    assignor converges on: the fresh cluster of a seed and the cluster after each of its random
+    drop / add / resurrect events.
+``differential``
+    The random differentials against Kafka's jars at their long sizes: the tests themselves,
+    run by pytest with ``STREAMS_ASSIGN_LONG=1`` (``tests/reference/test_differential.py``,
+    ``tests/streams_group/test_differential.py``); the states each compared are read from the
+    lines the tests print.
+``e2e``
+    The randomised end-to-end run (``tests/e2e/test_random.py`` with ``STREAMS_ASSIGN_LONG=1``),
+    its figures read from ``out/e2e-random.json``.
+
+It prints the counts and writes them between the ``soak`` markers of ``docs/reliability.md``;
+it exits 1 when any rule was broken or any test failed.
+
+Usage::
+
+    .venv/bin/python scripts/soak.py                       # everything, 100 000 seeds each
+    .venv/bin/python scripts/soak.py --stages convergence --scenarios 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from devtools.generators.convergence_harness import (  # noqa: E402
+    ConvergenceHarness,
+    run_randomized_scenario,
+)
+from streams_assign import Assignment, TaskId  # noqa: E402
+from streams_assign.errors import NotConvergedError  # noqa: E402
+from streams_assign.formats.atomic import write_atomic  # noqa: E402
+
+sys.path.insert(0, str(REPO / "scripts"))
+from repeat_tests import outcomes  # noqa: E402
+
+ASSIGNORS = ("high_availability", "lag_aware_sticky")
+DIFFERENTIALS = ("tests/reference/test_differential.py", "tests/streams_group/test_differential.py")
+E2E = "tests/e2e/test_random.py"
+DOC = REPO / "docs" / "reliability.md"
+BEGIN, END = "<!-- soak:begin -->", "<!-- soak:end -->"
+#: Seeds one worker task runs: large enough to keep the pool's overhead small.
+CHUNK = 500
+#: Problems kept per chunk for the report (the count is always complete).
+KEEP = 3
+
+
+@dataclass
+class Tally:
+    """What one slice of seeds did: clusters converged on, rebalances run, rules broken."""
+
+    scenarios: int = 0
+    states: int = 0
+    rebalances: int = 0
+    violations: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, other: Tally) -> None:
+        self.scenarios += other.scenarios
+        self.states += other.states
+        self.rebalances += other.rebalances
+        self.violations += other.violations
+        self.examples.extend(other.examples[: max(0, KEEP - len(self.examples))])
+
+
+def rebalance_problems(harness: ConvergenceHarness, result: Assignment) -> list[str]:
+    """The hard rules every rebalance keeps, probing ones included.
+
+    Each task is active on exactly one client; no client holds the active and a standby of one
+    task; leaving the warmups aside, each task is on ``min(clients, 1 + standbys)`` clients (a
+    stateless task on one); the warmups number at most ``max.warmup.replicas`` (Kafka's
+    ``assertValidAssignment`` and ``TaskMovement``'s budget).
+    """
+    problems = []
+    configs = harness.configs
+    stateful = set(harness.stateful_tasks)
+    actives: Counter[TaskId] = Counter()
+    copies: Counter[TaskId] = Counter()
+    warmups = 0
+    for client_id, client in result.clients.items():
+        both = set(client.active) & set(client.standby)
+        if both:
+            problems.append(f"{client_id} holds {sorted(both)} as active and standby")
+        actives.update(client.active)
+        copies.update(client.active)
+        copies.update(set(client.standby) - set(client.warmup))
+        warmups += len(client.warmup)
+    if warmups > configs.max_warmup_replicas:
+        problems.append(f"{warmups} warmups > max.warmup.replicas {configs.max_warmup_replicas}")
+    n = len(result.clients)
+    for task in harness.stateless_tasks + harness.stateful_tasks:
+        if actives[task] != 1:
+            problems.append(f"task {task} is active on {actives[task]} clients")
+        standbys = configs.num_standby_replicas if task in stateful else 0
+        if copies[task] != min(n, 1 + standbys):
+            problems.append(f"task {task} on {copies[task]} clients besides warmups")
+    return problems
+
+
+def run_chunk(job: tuple[str, int, int]) -> Tally:
+    """Run seeds ``first .. first + count - 1`` of one assignor, checking every rebalance."""
+    assignor, first, count = job
+    tally = Tally()
+    for seed in range(first, first + count):
+        probing_before = [False]
+
+        def check(harness: ConvergenceHarness, result: Assignment, seed: int = seed) -> None:
+            # A rebalance after a non-probing one starts a new state (a fresh or perturbed cluster).
+            if not probing_before[0]:
+                tally.states += 1
+            probing_before[0] = result.probing_rebalance_needed
+            problems = rebalance_problems(harness, result)
+            if problems:
+                tally.violations += 1
+                if len(tally.examples) < KEEP:
+                    tally.examples.append(f"{assignor} seed {seed}: {'; '.join(problems)}")
+
+        try:
+            tally.rebalances += run_randomized_scenario(seed, assignor, on_rebalance=check)
+        except NotConvergedError as exc:
+            tally.violations += 1
+            if len(tally.examples) < KEEP:
+                tally.examples.append(f"{assignor} seed {seed}: {exc}")
+        tally.scenarios += 1
+    return tally
+
+
+def convergence(scenarios: int, workers: int) -> list[dict[str, object]]:
+    """The convergence stage: one row per assignor."""
+    rows = []
+    for assignor in ASSIGNORS:
+        started = time.monotonic()
+        jobs = [(assignor, first, min(CHUNK, scenarios - first)) for first in range(0, scenarios, CHUNK)]
+        total = Tally()
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            for tally in pool.imap_unordered(run_chunk, jobs):
+                total.add(tally)
+        row = {
+            "stage": "convergence",
+            "what": assignor,
+            "scenarios": total.scenarios,
+            "states": total.states,
+            "rebalances": total.rebalances,
+            "violations": total.violations,
+            "examples": total.examples,
+            "seconds": round(time.monotonic() - started),
+        }
+        print(
+            f"convergence {assignor}: {total.scenarios} seeds, {total.states} states, "
+            f"{total.rebalances} rebalances, {total.violations} violations "
+            f"({row['seconds']} s)",
+            flush=True,
+        )
+        for example in total.examples:
+            print(f"    {example}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def run_pytest(paths: list[str], work: Path) -> tuple[int, str, dict[str, str | None]]:
+    """Run pytest on ``paths`` with the long sizes; exit code, output, outcome per test."""
+    report = work / "report.xml"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-s",
+            f"--junitxml={report}", f"--basetemp={work / 'tmp'}", *paths,
+        ],
+        cwd=REPO, capture_output=True, text=True, check=False,
+        env={**os.environ, "STREAMS_ASSIGN_LONG": "1", "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    found = outcomes(report) if report.is_file() else {}
+    return done.returncode, done.stdout + done.stderr, found
+
+
+def differential() -> list[dict[str, object]]:
+    """The long random differentials: states compared per test, failures."""
+    rows = []
+    for path in DIFFERENTIALS:
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="soak-") as work:
+            code, output, found = run_pytest([path], Path(work))
+        states = sum(int(n) for n in re.findall(r"differential.*?(\d+) states", output))
+        failed = [name for name, problem in found.items() if problem is not None]
+        row = {
+            "stage": "differential",
+            "what": path,
+            "tests": len(found),
+            "states": states,
+            "violations": len(failed) + (0 if found or code == 0 else 1),
+            "examples": [f"{name}: {found[name]}" for name in failed][:KEEP],
+            "seconds": round(time.monotonic() - started),
+        }
+        print(
+            f"differential {path}: {len(found)} tests, {states} states compared, "
+            f"{row['violations']} failed (exit {code}, {row['seconds']} s)",
+            flush=True,
+        )
+        rows.append(row)
+    return rows
+
+
+def e2e() -> list[dict[str, object]]:
+    """The long randomised end-to-end run."""
+    started = time.monotonic()
+    report = REPO / "out" / "e2e-random.json"
+    report.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="soak-") as work:
+        code, _, found = run_pytest([E2E], Path(work))
+    figures = json.loads(report.read_text()) if report.is_file() else {}
+    failed = [name for name, problem in found.items() if problem is not None]
+    row = {
+        "stage": "e2e",
+        "what": E2E,
+        "states": figures.get("total", 0),
+        "matched": figures.get("matched", 0),
+        "settled_matched": figures.get("settled_matched", 0),
+        "violations": len(failed) + (0 if found or code == 0 else 1),
+        "examples": [f"{name}: {found[name]}" for name in failed][:KEEP],
+        "seconds": round(time.monotonic() - started),
+    }
+    print(
+        f"e2e: {row['states']} runs, {row['matched']} first decisions matched, "
+        f"{row['violations']} failed (exit {code}, {row['seconds']} s)",
+        flush=True,
+    )
+    return [row]
+
+
+def markdown(rows: list[dict[str, object]], args: argparse.Namespace) -> str:
+    """The soak section of docs/reliability.md."""
+    when = datetime.now(UTC).strftime("%d %b %Y %H:%M UTC")
+    lines = [
+        BEGIN,
+        f"Last run: {when}, `scripts/soak.py --stages {','.join(args.stages)} "
+        f"--scenarios {args.scenarios} --workers {args.workers}`.",
+        "",
+        "| stage | what | seeds / tests | states | rebalances | violations | wall time |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        count = row.get("scenarios", row.get("tests", ""))
+        lines.append(
+            f"| {row['stage']} | `{row['what']}` | {count} | {row['states']} | "
+            f"{row.get('rebalances', '')} | {row['violations']} | {row['seconds']} s |"
+        )
+    for row in rows:
+        if row["stage"] == "e2e":
+            lines.append(
+                f"\ne2e: {row['matched']}/{row['states']} first decisions matched, "
+                f"{row['settled_matched']}/{row['states']} settled assignments matched."
+            )
+    skipped = [s for s in STAGES if s not in args.stages]
+    if skipped:
+        lines.append(f"\nNot run in this soak: {', '.join(skipped)}.")
+    for row in rows:
+        for example in row["examples"]:  # type: ignore[attr-defined]
+            lines.append(f"\n- {example}")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def write_doc(section: str, doc: Path) -> None:
+    """Replace the text between the soak markers of ``doc`` with ``section``."""
+    text = doc.read_text(encoding="utf-8")
+    start, stop = text.index(BEGIN), text.index(END) + len(END)
+    write_atomic(doc, text[:start] + section + text[stop:])
+
+
+STAGES = {"convergence": None, "differential": differential, "e2e": e2e}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stages", type=lambda s: s.split(","), default=list(STAGES))
+    parser.add_argument("--scenarios", type=int, default=100_000, help="seeds per assignor")
+    parser.add_argument("--workers", type=int, choices=(1, 2), default=2)
+    parser.add_argument("--doc", type=Path, default=DOC)
+    parser.add_argument("--no-doc", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    unknown = [s for s in args.stages if s not in STAGES]
+    if unknown:
+        parser.error(f"--stages: unknown {unknown}; choose from {sorted(STAGES)}")
+
+    rows: list[dict[str, object]] = []
+    if "convergence" in args.stages:
+        rows += convergence(args.scenarios, args.workers)
+    if "differential" in args.stages:
+        rows += differential()
+    if "e2e" in args.stages:
+        rows += e2e()
+    violations = sum(int(row["violations"]) for row in rows)  # type: ignore[call-overload]
+    print(f"soak: {len(rows)} rows, {violations} violations")
+    if not args.no_doc:
+        write_doc(markdown(rows, args), args.doc)
+        print(f"written to {args.doc}")
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
