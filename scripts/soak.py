@@ -125,30 +125,38 @@ def rebalance_problems(harness: ConvergenceHarness, result: Assignment) -> list[
     return problems
 
 
+class Checker:
+    """The ``on_rebalance`` hook of one seed: counts states and rebalances, checks each one."""
+
+    def __init__(self, assignor: str, seed: int, tally: Tally) -> None:
+        self.label = f"{assignor} seed {seed}"
+        self.tally = tally
+        self.probing_before = False
+
+    def __call__(self, harness: ConvergenceHarness, result: Assignment) -> None:
+        # A rebalance after a non-probing one starts a new state (a fresh or perturbed cluster).
+        if not self.probing_before:
+            self.tally.states += 1
+        self.probing_before = result.probing_rebalance_needed
+        problems = rebalance_problems(harness, result)
+        if problems:
+            self.tally.violations += 1
+            if len(self.tally.examples) < KEEP:
+                self.tally.examples.append(f"{self.label}: {'; '.join(problems)}")
+
+
 def run_chunk(job: tuple[str, int, int]) -> Tally:
     """Run seeds ``first .. first + count - 1`` of one assignor, checking every rebalance."""
     assignor, first, count = job
     tally = Tally()
     for seed in range(first, first + count):
-        probing_before = [False]
-
-        def check(harness: ConvergenceHarness, result: Assignment, seed: int = seed) -> None:
-            # A rebalance after a non-probing one starts a new state (a fresh or perturbed cluster).
-            if not probing_before[0]:
-                tally.states += 1
-            probing_before[0] = result.probing_rebalance_needed
-            problems = rebalance_problems(harness, result)
-            if problems:
-                tally.violations += 1
-                if len(tally.examples) < KEEP:
-                    tally.examples.append(f"{assignor} seed {seed}: {'; '.join(problems)}")
-
+        checker = Checker(assignor, seed, tally)
         try:
-            tally.rebalances += run_randomized_scenario(seed, assignor, on_rebalance=check)
+            tally.rebalances += run_randomized_scenario(seed, assignor, on_rebalance=checker)
         except NotConvergedError as exc:
             tally.violations += 1
             if len(tally.examples) < KEEP:
-                tally.examples.append(f"{assignor} seed {seed}: {exc}")
+                tally.examples.append(f"{checker.label}: {exc}")
         tally.scenarios += 1
     return tally
 
@@ -158,7 +166,9 @@ def convergence(scenarios: int, workers: int) -> list[dict[str, object]]:
     rows = []
     for assignor in ASSIGNORS:
         started = time.monotonic()
-        jobs = [(assignor, first, min(CHUNK, scenarios - first)) for first in range(0, scenarios, CHUNK)]
+        jobs = [
+            (assignor, first, min(CHUNK, scenarios - first)) for first in range(0, scenarios, CHUNK)
+        ]
         total = Tally()
         with multiprocessing.get_context("spawn").Pool(workers) as pool:
             for tally in pool.imap_unordered(run_chunk, jobs):
