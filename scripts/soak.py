@@ -23,8 +23,9 @@ Three stages, each selectable with ``--stages``:
     The randomised end-to-end run (``tests/e2e/test_random.py`` with ``STREAMS_ASSIGN_LONG=1``),
     its figures read from ``out/e2e-random.json``.
 
-It prints the counts and writes them between the ``soak`` markers of ``docs/reliability.md``;
-it exits 1 when any rule was broken or any test failed.
+It prints the counts and writes each stage's between its markers in ``docs/reliability.md``
+(the stages not run keep their last figures); it exits 1 when any rule was broken or any test
+failed.
 
 Usage::
 
@@ -66,7 +67,6 @@ ASSIGNORS = ("high_availability", "lag_aware_sticky")
 DIFFERENTIALS = ("tests/reference/test_differential.py", "tests/streams_group/test_differential.py")
 E2E = "tests/e2e/test_random.py"
 DOC = REPO / "docs" / "reliability.md"
-BEGIN, END = "<!-- soak:begin -->", "<!-- soak:end -->"
 #: Seeds one worker task runs: large enough to keep the pool's overhead small.
 CHUNK = 500
 #: Problems kept per chunk for the report (the count is always complete).
@@ -195,8 +195,10 @@ def convergence(scenarios: int, workers: int) -> list[dict[str, object]]:
     return rows
 
 
-def run_pytest(paths: list[str], work: Path) -> tuple[int, str, dict[str, str | None]]:
-    """Run pytest on ``paths`` with the long sizes; exit code, output, outcome per test."""
+def run_pytest(
+    paths: list[str], work: Path, env: dict[str, str]
+) -> tuple[int, str, dict[str, str | None]]:
+    """Run pytest on ``paths`` with ``env`` added; exit code, output, outcome per test."""
     report = work / "report.xml"
     done = subprocess.run(
         [
@@ -204,24 +206,25 @@ def run_pytest(paths: list[str], work: Path) -> tuple[int, str, dict[str, str | 
             f"--junitxml={report}", f"--basetemp={work / 'tmp'}", *paths,
         ],
         cwd=REPO, capture_output=True, text=True, check=False,
-        env={**os.environ, "STREAMS_ASSIGN_LONG": "1", "PYTHONPATH": str(REPO)},
+        env={**os.environ, **env, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
     found = outcomes(report) if report.is_file() else {}
     return done.returncode, done.stdout + done.stderr, found
 
 
-def differential() -> list[dict[str, object]]:
-    """The long random differentials: states compared per test, failures."""
+def differential(long: bool) -> list[dict[str, object]]:
+    """The random differentials (long sizes unless ``long`` is false): states compared, failures."""
     rows = []
+    env = {"STREAMS_ASSIGN_LONG": "1"} if long else {}
     for path in DIFFERENTIALS:
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="soak-") as work:
-            code, output, found = run_pytest([path], Path(work))
+            code, output, found = run_pytest([path], Path(work), env)
         states = sum(int(n) for n in re.findall(r"differential.*?(\d+) states", output))
         failed = [name for name, problem in found.items() if problem is not None]
         row = {
             "stage": "differential",
-            "what": path,
+            "what": path + ("" if long else " (short sizes)"),
             "tests": len(found),
             "states": states,
             "violations": len(failed) + (0 if found or code == 0 else 1),
@@ -237,13 +240,16 @@ def differential() -> list[dict[str, object]]:
     return rows
 
 
-def e2e() -> list[dict[str, object]]:
-    """The long randomised end-to-end run."""
+def e2e(runs: int | None) -> list[dict[str, object]]:
+    """The long randomised end-to-end run (``runs`` random fleets, the test's default if None)."""
     started = time.monotonic()
     report = REPO / "out" / "e2e-random.json"
     report.unlink(missing_ok=True)
+    env = {"STREAMS_ASSIGN_LONG": "1"}
+    if runs is not None:
+        env["STREAMS_ASSIGN_E2E_RUNS"] = str(runs)
     with tempfile.TemporaryDirectory(prefix="soak-") as work:
-        code, _, found = run_pytest([E2E], Path(work))
+        code, _, found = run_pytest([E2E], Path(work), env)
     figures = json.loads(report.read_text()) if report.is_file() else {}
     failed = [name for name, problem in found.items() if problem is not None]
     row = {
@@ -264,47 +270,50 @@ def e2e() -> list[dict[str, object]]:
     return [row]
 
 
-def markdown(rows: list[dict[str, object]], args: argparse.Namespace) -> str:
-    """The soak section of docs/reliability.md."""
+def markers(stage: str) -> tuple[str, str]:
+    """The comments around ``stage``'s block in docs/reliability.md."""
+    return f"<!-- soak:{stage}:begin -->", f"<!-- soak:{stage}:end -->"
+
+
+def markdown(stage: str, rows: list[dict[str, object]], args: argparse.Namespace) -> str:
+    """The block of one stage in docs/reliability.md: when, how, the table, any violation."""
+    begin, end = markers(stage)
     when = datetime.now(UTC).strftime("%d %b %Y %H:%M UTC")
     lines = [
-        BEGIN,
-        f"Last run: {when}, `scripts/soak.py --stages {','.join(args.stages)} "
-        f"--scenarios {args.scenarios} --workers {args.workers}`.",
+        begin,
+        f"Last run: {when}, `scripts/soak.py {' '.join(args.argv) or '(defaults)'}` on the "
+        "shared 2-core machine.",
         "",
-        "| stage | what | seeds / tests | states | rebalances | violations | wall time |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| what | seeds / tests | states | rebalances | violations | wall time |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         count = row.get("scenarios", row.get("tests", ""))
         lines.append(
-            f"| {row['stage']} | `{row['what']}` | {count} | {row['states']} | "
-            f"{row.get('rebalances', '')} | {row['violations']} | {row['seconds']} s |"
+            f"| `{row['what']}` | {count} | {row['states']} | {row.get('rebalances', '')} | "
+            f"{row['violations']} | {row['seconds']} s |"
         )
-    for row in rows:
-        if row["stage"] == "e2e":
+        if stage == "e2e":
             lines.append(
-                f"\ne2e: {row['matched']}/{row['states']} first decisions matched, "
+                f"\n{row['matched']}/{row['states']} first decisions matched, "
                 f"{row['settled_matched']}/{row['states']} settled assignments matched."
             )
-    skipped = [s for s in STAGES if s not in args.stages]
-    if skipped:
-        lines.append(f"\nNot run in this soak: {', '.join(skipped)}.")
     for row in rows:
         for example in row["examples"]:  # type: ignore[attr-defined]
             lines.append(f"\n- {example}")
-    lines.append(END)
+    lines.append(end)
     return "\n".join(lines)
 
 
-def write_doc(section: str, doc: Path) -> None:
-    """Replace the text between the soak markers of ``doc`` with ``section``."""
+def write_doc(stage: str, section: str, doc: Path) -> None:
+    """Replace ``stage``'s block of ``doc`` with ``section`` (the other stages' stay)."""
+    begin, end = markers(stage)
     text = doc.read_text(encoding="utf-8")
-    start, stop = text.index(BEGIN), text.index(END) + len(END)
+    start, stop = text.index(begin), text.index(end) + len(end)
     write_atomic(doc, text[:start] + section + text[stop:])
 
 
-STAGES = {"convergence": None, "differential": differential, "e2e": e2e}
+STAGES = ("convergence", "differential", "e2e")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,25 +321,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stages", type=lambda s: s.split(","), default=list(STAGES))
     parser.add_argument("--scenarios", type=int, default=100_000, help="seeds per assignor")
     parser.add_argument("--workers", type=int, choices=(1, 2), default=2)
+    parser.add_argument(
+        "--short-differentials",
+        action="store_true",
+        help="the differentials at their make-test sizes (a check of the stage, marked so)",
+    )
+    parser.add_argument("--e2e-runs", type=int, help="random fleets (the test's default: 8)")
     parser.add_argument("--doc", type=Path, default=DOC)
     parser.add_argument("--no-doc", action="store_true", help="print only")
     args = parser.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else argv
     unknown = [s for s in args.stages if s not in STAGES]
     if unknown:
         parser.error(f"--stages: unknown {unknown}; choose from {sorted(STAGES)}")
 
-    rows: list[dict[str, object]] = []
-    if "convergence" in args.stages:
-        rows += convergence(args.scenarios, args.workers)
-    if "differential" in args.stages:
-        rows += differential()
-    if "e2e" in args.stages:
-        rows += e2e()
-    violations = sum(int(row["violations"]) for row in rows)  # type: ignore[call-overload]
-    print(f"soak: {len(rows)} rows, {violations} violations")
-    if not args.no_doc:
-        write_doc(markdown(rows, args), args.doc)
-        print(f"written to {args.doc}")
+    runners = {
+        "convergence": lambda: convergence(args.scenarios, args.workers),
+        "differential": lambda: differential(long=not args.short_differentials),
+        "e2e": lambda: e2e(args.e2e_runs),
+    }
+    violations = 0
+    for stage in STAGES:
+        if stage not in args.stages:
+            continue
+        rows = runners[stage]()
+        violations += sum(int(row["violations"]) for row in rows)  # type: ignore[call-overload]
+        if not args.no_doc:
+            write_doc(stage, markdown(stage, rows, args), args.doc)
+    print(f"soak: {violations} violations" + ("" if args.no_doc else f"; see {args.doc}"))
     return 1 if violations else 0
 
 

@@ -167,15 +167,21 @@ def test_broker_restarted_during_a_rebalance(
     cluster.start("p4")  # a rebalance; its leader computes and holds the assignment
     leader, _ = wait_fired(cluster, "pause-leader", killed=False)
     fault_at = time.time()
-    own_broker.restart(while_down=lambda: (cluster.root / "release").touch())
+    down_at: list[float] = []
+
+    def release() -> None:
+        down_at.append(time.time())
+        (cluster.root / "release").touch()
+
+    own_broker.restart(while_down=release)
     up_at = time.time()
     _, resumed = recovered(cluster, 8, since=fault_at)
     report(
         adapter,
         "broker restart during a rebalance",
         resumed - fault_at,
-        f"broker down and back in {up_at - fault_at:.2f} s, leader {leader.name} held its "
-        f"assignment meanwhile",
+        f"broker stopped in {down_at[0] - fault_at:.2f} s, back {up_at - down_at[0]:.2f} s "
+        f"later; leader {leader.name} held its assignment until it was down",
     )
 
 
