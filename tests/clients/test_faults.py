@@ -140,21 +140,32 @@ def own_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield broker
 
 
-@pytest.fixture
-def own_cluster(own_broker: Any, tmp_path: Path) -> Iterator[Callable[[list[str]], AppCluster]]:
+def _clusters(bootstrap: str, root: Path) -> Iterator[Callable[[list[str]], AppCluster]]:
     made: list[AppCluster] = []
 
     def make(args: list[str]) -> AppCluster:
-        cluster = AppCluster(own_broker.bootstrap_servers, tmp_path, str(FAULT_APP), args)
+        cluster = AppCluster(bootstrap, root, str(FAULT_APP), args)
         cluster.create_topics()
         made.append(cluster)
         return cluster
 
     try:
         yield make
-    finally:
+    finally:  # at the end of each test: the next one runs without this one's processes
         for cluster in made:
             cluster.stop_all()
+
+
+@pytest.fixture
+def own_cluster(own_broker: Any, tmp_path: Path) -> Iterator[Callable[[list[str]], AppCluster]]:
+    """Make app clusters on the module's own broker; their processes stop with the test."""
+    yield from _clusters(own_broker.bootstrap_servers, tmp_path)
+
+
+@pytest.fixture
+def cluster_of(kafka_broker: Any, tmp_path: Path) -> Iterator[Callable[[list[str]], AppCluster]]:
+    """Make app clusters on the shared broker; their processes stop with the test."""
+    yield from _clusters(kafka_broker.bootstrap_servers, tmp_path)
 
 
 @pytest.mark.parametrize("adapter", sorted(ADAPTERS))
@@ -187,10 +198,10 @@ def test_broker_restarted_during_a_rebalance(
 
 @pytest.mark.parametrize("adapter", sorted(ADAPTERS))
 def test_member_killed_during_a_probing_rebalance(
-    adapter: str, app_cluster: Callable[[str, list[str]], AppCluster]
+    adapter: str, cluster_of: Callable[[list[str]], AppCluster]
 ) -> None:
     args = app_args(adapter, "--probing-interval-ms", "2000", "--max-warmup-replicas", "2")
-    cluster = app_cluster(str(FAULT_APP), args)
+    cluster = cluster_of(args)
     start_settled(cluster)
     joined_at = time.time()
     cluster.start("p4")
@@ -223,9 +234,9 @@ def test_member_killed_during_a_probing_rebalance(
 
 @pytest.mark.parametrize("adapter", sorted(ADAPTERS))
 def test_leader_killed_after_computing_an_assignment(
-    adapter: str, app_cluster: Callable[[str, list[str]], AppCluster]
+    adapter: str, cluster_of: Callable[[list[str]], AppCluster]
 ) -> None:
-    cluster = app_cluster(str(FAULT_APP), app_args(adapter))
+    cluster = cluster_of(app_args(adapter))
     start_settled(cluster)
     arm(cluster, "kill-leader")
     cluster.start("p4")  # a rebalance; its leader dies once it has decided
@@ -238,11 +249,11 @@ def test_leader_killed_after_computing_an_assignment(
 
 @pytest.mark.parametrize("adapter", sorted(ADAPTERS))
 def test_process_without_its_process_id_file_rejoins_as_a_new_process(
-    adapter: str, app_cluster: Callable[[str, list[str]], AppCluster]
+    adapter: str, cluster_of: Callable[[list[str]], AppCluster]
 ) -> None:
     from streams_assign.clients.state import PROCESS_FILE
 
-    cluster = app_cluster(str(FAULT_APP), app_args(adapter))
+    cluster = cluster_of(app_args(adapter))
     start_settled(cluster)
     old_id = cluster.processes["p3"].process_id()
     killed_at = cluster.kill("p3")
