@@ -161,10 +161,10 @@ def run_chunk(job: tuple[str, int, int]) -> Tally:
     return tally
 
 
-def convergence(scenarios: int, workers: int) -> list[dict[str, object]]:
+def convergence(scenarios: int, workers: int, assignors: list[str]) -> list[dict[str, object]]:
     """The convergence stage: one row per assignor."""
     rows = []
-    for assignor in ASSIGNORS:
+    for assignor in assignors:
         started = time.monotonic()
         jobs = [
             (assignor, first, min(CHUNK, scenarios - first)) for first in range(0, scenarios, CHUNK)
@@ -322,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", type=int, default=100_000, help="seeds per assignor")
     parser.add_argument("--workers", type=int, choices=(1, 2), default=2)
     parser.add_argument(
+        "--assignors", type=lambda s: s.split(","), default=list(ASSIGNORS), help="convergence"
+    )
+    parser.add_argument(
         "--short-differentials",
         action="store_true",
         help="the differentials at their make-test sizes (a check of the stage, marked so)",
@@ -336,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--stages: unknown {unknown}; choose from {sorted(STAGES)}")
 
     runners = {
-        "convergence": lambda: convergence(args.scenarios, args.workers),
+        "convergence": lambda: convergence(args.scenarios, args.workers, args.assignors),
         "differential": lambda: differential(long=not args.short_differentials),
         "e2e": lambda: e2e(args.e2e_runs),
     }
