@@ -255,6 +255,7 @@ def e2e(runs: int | None) -> list[dict[str, object]]:
     row = {
         "stage": "e2e",
         "what": E2E,
+        "tests": len(found),
         "states": figures.get("total", 0),
         "matched": figures.get("matched", 0),
         "settled_matched": figures.get("settled_matched", 0),
