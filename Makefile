@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup kafka demo test test-fast lint bench clean e2e demo-kafka repeat
+.PHONY: setup kafka demo test test-fast lint bench clean e2e demo-kafka repeat soak
 
 # Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
 KAFKA_STAMP := .kafka/.fetched
@@ -55,6 +55,13 @@ LINT_DIRS := streams_assign lag devtools tests benchmarks examples scripts
 RUNS ?= 20
 repeat: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/python scripts/repeat_tests.py --runs $(RUNS)
+
+# The soak run: hard rules after every rebalance over 100 000 random seeds per assignor, the long
+# random differentials and the randomised e2e run (scripts/soak.py, docs/reliability.md).
+# Not part of make test.
+SCENARIOS ?= 100000
+soak: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/python scripts/soak.py --scenarios $(SCENARIOS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_DIRS)

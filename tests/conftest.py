@@ -1,10 +1,16 @@
 """Shared fixtures: Kafka's recorded decisions (``tests/corpora``), the one Kafka broker and the
-one Spark session of a test run, the hypothesis profiles of the test tiers."""
+one Spark session of a test run, the hypothesis profiles of the test tiers, and the end-of-run
+check that no process the tests started is still running."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,6 +111,33 @@ def spark() -> Iterator[Any]:
         yield session
     finally:
         session.stop()
+        stop_spark_gateway()
+
+
+def stop_spark_gateway(timeout: float = 30.0) -> None:
+    """Stop PySpark's gateway JVM, which outlives ``SparkSession.stop()``.
+
+    PySpark starts the JVM with a pipe on its stdin and keeps it (and its Python workers) until
+    the interpreter exits; closing the pipe ends it. Waited for; killed after ``timeout``
+    seconds. The next session would start a new gateway.
+    """
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    gateway.shutdown()
+    process = getattr(gateway, "proc", None)
+    if process is not None:
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
 
 
 #: Fixtures that start something heavy, and the marker their tests get (``make test-fast``
@@ -127,3 +160,96 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture, marker in HEAVY_FIXTURES.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(marker)
+
+
+# -- every process the tests start is stopped -------------------------------------------------
+#: Set in this process's environment when the session starts, so every process the tests start
+#: (brokers, JVMs, Spark and its Python workers, app processes) inherits it, and can be found at
+#: the end even when it was re-parented.
+SESSION_MARK = "STREAMS_ASSIGN_TEST_SESSION"
+#: Helpers of the Python runtime that end with pytest itself (not started by a test).
+RUNTIME_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+#: How long processes already told to stop may take to exit after the last test, seconds
+#: (``STREAMS_ASSIGN_EXIT_GRACE_S`` sets another; the check's own test uses a short one).
+EXIT_GRACE_S = float(os.environ.get("STREAMS_ASSIGN_EXIT_GRACE_S", "10"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ[SESSION_MARK] = f"{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def _proc_table() -> dict[int, tuple[int, str, bytes, str]]:
+    """pid -> (parent pid, state, environment, command line) of every process readable."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            environ = (entry / "environ").read_bytes()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        command = cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
+        table[int(entry.name)] = (int(fields[1]), fields[0], environ, command)
+    return table
+
+
+def leftover_processes(mark: str, root: int) -> dict[int, str]:
+    """Live processes started under this session: pid -> command line.
+
+    A process counts when its environment holds ``SESSION_MARK=mark`` (every program started
+    from the session inherits it) or it descends from ``root`` (children forked without a new
+    program); ``root`` itself, exited ones awaiting their parent (zombies) and
+    :data:`RUNTIME_HELPERS` do not.
+    """
+    table = _proc_table()
+    marker = f"{SESSION_MARK}={mark}".encode()
+
+    def descends(pid: int) -> bool:
+        seen = set()
+        while pid in table and pid not in seen:
+            seen.add(pid)
+            pid = table[pid][0]
+            if pid == root:
+                return True
+        return False
+
+    found = {}
+    for pid, (_, state, environ, command) in table.items():
+        if pid == root or state == "Z" or any(h in command for h in RUNTIME_HELPERS):
+            continue
+        if marker in environ.split(b"\0") or descends(pid):
+            found[pid] = command
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run, naming them, when processes the tests started still run at the end.
+
+    Every session fixture has been torn down by now. Processes get :data:`EXIT_GRACE_S` to
+    finish exiting; those still running are listed, the run fails, and they are killed (by
+    their process ids) so that they do not outlive it.
+    """
+    mark = os.environ.get(SESSION_MARK)
+    if mark is None:
+        return
+    deadline = time.monotonic() + EXIT_GRACE_S
+    left = leftover_processes(mark, os.getpid())
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = leftover_processes(mark, os.getpid())
+    if not left:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = [f"{len(left)} process(es) started by the tests still running at the end:"]
+    lines += [f"  pid {pid}: {command[:300]}" for pid, command in sorted(left.items())]
+    if reporter is not None:
+        reporter.write_line("\n".join(lines), red=True)
+    else:
+        print("\n".join(lines), file=sys.stderr)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

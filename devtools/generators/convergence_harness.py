@@ -61,6 +61,9 @@ class ConvergenceHarness:
         Name of the assignor (see ``streams_assign.ASSIGNORS``).
     end_offset_sum:
         Changelog size of every stateful task, in records.
+    on_rebalance:
+        Called after every rebalance with the harness (clients already holding what they were
+        given) and the assignment; the soak run checks the hard rules there.
 
     Notes
     -----
@@ -78,11 +81,13 @@ class ConvergenceHarness:
         partitions: int | Callable[[], int] = 1,
         assignor: str = "high_availability",
         end_offset_sum: int = HARNESS_END_OFFSET_SUM,
+        on_rebalance: Callable[[ConvergenceHarness, Assignment], None] | None = None,
     ) -> None:
         supply = partitions if callable(partitions) else (lambda: partitions)
         self.configs = configs
         self.assignor = assignor
         self.end_offset_sum = end_offset_sum
+        self.on_rebalance = on_rebalance
         self.stateless_tasks: list[TaskId] = []
         self.stateful_tasks: list[TaskId] = []
         subtopology = 0
@@ -167,6 +172,8 @@ class ConvergenceHarness:
             client.active = set(decided.active)
             client.standby = set(decided.standby)
         self.history.append(result)
+        if self.on_rebalance is not None:
+            self.on_rebalance(self, result)
         return result
 
     def converge(self, iteration_limit: int) -> int:
@@ -245,7 +252,10 @@ class ConvergenceHarness:
 
 
 def run_randomized_scenario(
-    seed: int, assignor: str = "high_availability", first_iteration_limit: int = 1
+    seed: int,
+    assignor: str = "high_availability",
+    first_iteration_limit: int = 1,
+    on_rebalance: Callable[[ConvergenceHarness, Assignment], None] | None = None,
 ) -> int:
     """Kafka's ``runRandomizedScenario``: random cluster events, converging after each.
 
@@ -263,6 +273,8 @@ def run_randomized_scenario(
         The assignor's name (see ``streams_assign.ASSIGNORS``).
     first_iteration_limit:
         Rebalances allowed for the fresh cluster (Kafka's test allows 1 for its HA assignor).
+    on_rebalance:
+        Passed to :class:`ConvergenceHarness`: called after every rebalance.
 
     Returns
     -------
@@ -290,6 +302,7 @@ def run_randomized_scenario(
         num_clients=initial_clients,
         partitions=lambda: rng.randrange(10) + 1,
         assignor=assignor,
+        on_rebalance=on_rebalance,
     )
     history = [
         f"seed={seed} assignor={assignor} clients={initial_clients} stateless={num_stateless} "

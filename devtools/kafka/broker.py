@@ -41,7 +41,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from devtools.kafka.java import classpath, java_executable
@@ -202,6 +202,7 @@ class KafkaBroker:
         self.root: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._log_file: object | None = None
+        self._jvm: list[str] | None = None
 
     # ------------------------------------------------------------------ paths and properties
     @property
@@ -326,10 +327,17 @@ class KafkaBroker:
                 f"kafka-storage format failed (status {fmt.returncode}):\n"
                 f"{(fmt.stdout + fmt.stderr)[-3000:]}"
             )
-        log = open(self.log_dir / "server.log", "wb")  # noqa: SIM115 (closed in stop())
+        self._jvm = jvm
+        self._launch()
+
+    def _launch(self) -> None:
+        """Start the JVM on the formatted folder and return once it answers ``ApiVersions``."""
+        assert self.root is not None and self._jvm is not None
+        props = self.root / "server.properties"
+        log = open(self.log_dir / "server.log", "ab")  # noqa: SIM115 (closed in stop())
         self._log_file = log
         self._process = subprocess.Popen(
-            [*jvm, "-XX:+UseSerialGC", "kafka.Kafka", str(props)],
+            [*self._jvm, "-XX:+UseSerialGC", "kafka.Kafka", str(props)],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -349,6 +357,44 @@ class KafkaBroker:
             f"the broker did not answer on {self.bootstrap_servers} within "
             f"{self.startup_timeout:.0f} s:\n{self.log_tail()}"
         )
+
+    def restart(
+        self, *, kill: bool = False, while_down: Callable[[], None] | None = None
+    ) -> KafkaBroker:
+        """Stop the JVM and start it again on the same ports, data and log; return once it answers.
+
+        Parameters
+        ----------
+        kill:
+            SIGKILL (a crash) instead of SIGTERM (a controlled shutdown, waited for 20 s, then
+            SIGKILL).
+        while_down:
+            Called once the JVM has exited and before it starts again.
+
+        Raises
+        ------
+        KafkaBrokerError
+            When the broker was not started, or does not come back (as :meth:`start`).
+        """
+        if self.root is None or self._jvm is None:
+            raise KafkaBrokerError("the broker has not been started")
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+            try:
+                process.wait(timeout=20.0)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        log, self._log_file = self._log_file, None
+        if log is not None:
+            log.close()  # type: ignore[attr-defined]
+        if while_down is not None:
+            while_down()
+        self._launch()
+        return self
 
     def log_tail(self, lines: int = 60) -> str:
         """The last ``lines`` lines of the broker's ``server.log`` (empty when there is none)."""

@@ -107,10 +107,15 @@ class KafkaPythonStreamsAssignor(AbstractPartitionAssignor):
         (:func:`_finish_completed_rounds`). kafka-python 3.0.12 alone drops that round's
         assignment and sends a new JoinGroup, so a new leader after a failover never applies
         the assignment it computed and the group rebalances again without it.
+
+        A group coordinator lookup that fails while the broker is unreachable (a broker
+        restart) is retried on the next ``poll`` instead of raising out of it
+        (:func:`_retry_coordinator_lookups`).
         """
         self._coordinator = getattr(consumer, "_coordinator", None)
         if self._coordinator is not None:
             _finish_completed_rounds(self._coordinator)
+            _retry_coordinator_lookups(self._coordinator)
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
         """EAGER, or COOPERATIVE (KIP-429) when made with ``cooperative=True``."""
@@ -249,6 +254,38 @@ def _finish_completed_rounds(coordinator: Any) -> None:
 
     finishing_join_group_async.finishes_completed_rounds = True  # type: ignore[attr-defined]
     coordinator.join_group_async = finishing_join_group_async
+
+
+def _retry_coordinator_lookups(coordinator: Any) -> None:
+    """Make ``coordinator`` retry a group coordinator lookup that failed on a retriable error.
+
+    kafka-python 3.0.12's ``AbstractCoordinator.ensure_coordinator_ready_async``, when the
+    FindCoordinator request fails with an invalid-metadata error, waits for a metadata refresh
+    and catches only a time-out there: with the broker unreachable (a restart) the refresh
+    fails with ``KafkaConnectionError`` (retriable), which escapes ``KafkaConsumer.poll`` and
+    ends the application's poll loop. Kafka's Java consumer keeps looking for the coordinator,
+    backing off ``retry.backoff.ms``, until the poll's timer expires
+    (``AbstractCoordinator.ensureCoordinatorReady``). This wraps the coordinator's
+    ``ensure_coordinator_ready_async`` so that a retriable error backs off
+    ``retry_backoff_ms`` and reports the coordinator as not ready (``poll`` returns no records;
+    the next one looks again); other errors still raise. Idempotent.
+    """
+    ensure_coordinator_ready_async = coordinator.ensure_coordinator_ready_async
+    if getattr(ensure_coordinator_ready_async, "retries_lookups", False):
+        return
+
+    async def retrying_ensure_coordinator_ready_async(timeout_ms: float | None = None) -> bool:
+        try:
+            return bool(await ensure_coordinator_ready_async(timeout_ms=timeout_ms))
+        except KafkaError as exc:
+            if not getattr(exc, "retriable", False):
+                raise
+            log.info("group coordinator lookup failed, retrying on the next poll: %s", exc)
+            await coordinator._manager._net.sleep(coordinator.config["retry_backoff_ms"] / 1000)
+            return False
+
+    retrying_ensure_coordinator_ready_async.retries_lookups = True  # type: ignore[attr-defined]
+    coordinator.ensure_coordinator_ready_async = retrying_ensure_coordinator_ready_async
 
 
 def subscribe_with_metadata(
