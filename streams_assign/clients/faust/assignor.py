@@ -54,6 +54,7 @@ from streams_assign.clients.faust.metadata import (
     encode_member_metadata,
 )
 from streams_assign.clients.faust.store_offsets import store_changelog_offsets
+from streams_assign.clients.topology import EndOffsetFetcher
 from streams_assign.errors import CodecError
 
 __all__ = [
@@ -107,6 +108,10 @@ class StreamsPartitionAssignor(PartitionAssignor):  # type: ignore[misc]
     extension:
         streams-assign's part of the worker's latest assignment (``None`` when a leader
         without the setting decided).
+    end_offsets:
+        The leader's changelog end-offset fetcher; a
+        :class:`~streams_assign.clients.offsets.KafkaEndOffsets` on the app's brokers is made
+        at the first decision when none is set.
 
     Notes
     -----
@@ -125,7 +130,7 @@ class StreamsPartitionAssignor(PartitionAssignor):  # type: ignore[misc]
         self.process_id = _process_id(app.conf.tabledir)
         self.last_decision: FaustDecision | None = None
         self.extension: AssignmentExtension | None = None
-        self._end_offsets: Any = None
+        self.end_offsets: EndOffsetFetcher | None = None
         self._probe: asyncio.Task[None] | None = None
 
     @classmethod
@@ -211,13 +216,13 @@ class StreamsPartitionAssignor(PartitionAssignor):  # type: ignore[misc]
         consumer._coordinator.request_rejoin()
 
     # ------------------------------------------------------------------ leader side
-    def _end_offset_fetcher(self) -> Any:
-        if self._end_offsets is None:
+    def _end_offset_fetcher(self) -> EndOffsetFetcher:
+        if self.end_offsets is None:
             from streams_assign.clients.offsets import KafkaEndOffsets
 
             servers = ",".join(f"{url.host}:{url.port or 9092}" for url in self.app.conf.broker)
-            self._end_offsets = KafkaEndOffsets(servers, timeout_s=5.0)
-        return self._end_offsets
+            self.end_offsets = KafkaEndOffsets(servers, timeout_s=5.0)
+        return self.end_offsets
 
     def _decode_members(
         self, member_metadata: Any
