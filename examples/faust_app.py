@@ -125,6 +125,13 @@ def main(argv: list[str] | None = None) -> None:
         extension = getattr(app.assignor, "extension", None)
         return sorted(extension.warmups.get(changelog, [])) if extension is not None else []
 
+    def decided_by() -> str | None:
+        # Which assignor the group leader ran; None on a worker running faust's own assignor.
+        if not isinstance(app.assignor, StreamsPartitionAssignor):
+            return None
+        extension = app.assignor.extension
+        return "faust" if extension is None else extension.assignor
+
     @app.on_partitions_assigned.connect
     async def on_assigned(sender: Any, assigned: Any, **kwargs: Any) -> None:
         restored.clear()
@@ -134,6 +141,7 @@ def main(argv: list[str] | None = None) -> None:
             active=table_partitions(app.assignor.assigned_actives()),
             standby=table_partitions(app.assignor.assigned_standbys()),
             warmups=warmups(),
+            decided_by=decided_by(),
         )
 
     @counts.on_recover
