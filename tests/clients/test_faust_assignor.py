@@ -244,3 +244,36 @@ def test_the_process_id_survives_a_restart_on_the_same_state(workers: Workers) -
     first = workers.add("w1", StreamsPartitionAssignor).assignor.process_id
     workers.apps.pop("w1")
     assert workers.add("w1", StreamsPartitionAssignor).assignor.process_id == first
+
+
+def test_a_leader_missing_a_subscribed_topic_refreshes_its_metadata(workers: Workers) -> None:
+    """aiokafka reassigns when the leader's metadata changes; the leader asks for it at once."""
+    import asyncio
+
+    class Client:
+        def __init__(self) -> None:
+            self.refreshes = 0
+            self.cluster = self
+
+        async def force_metadata_update(self) -> bool:
+            self.refreshes += 1
+            return True
+
+        def partitions_for_topic(self, topic: str) -> set[int] | None:
+            return {0} if self.refreshes >= 2 else None
+
+    client = Client()
+    app = workers.add("w1", StreamsPartitionAssignor)
+    app.assignor.end_offsets = workers.end_offsets({})
+    consumer = type("Consumer", (), {"_client": client})()
+    thread = type("Thread", (), {"_ensure_consumer": lambda self: consumer})()
+    app.consumer._thread = thread
+    missing = type("Cluster", (), {"partitions_for_topic": lambda self, t: set()})()
+    metadata = {"w1": app.assignor.metadata(TOPICS)}
+
+    async def rebalance_and_wait() -> None:
+        app.assignor._perform_assignment(missing, metadata)
+        await asyncio.wait_for(app.assignor._refresh, 10)
+
+    asyncio.run(rebalance_and_wait())
+    assert client.refreshes == 2

@@ -132,6 +132,7 @@ class StreamsPartitionAssignor(PartitionAssignor):  # type: ignore[misc]
         self.extension: AssignmentExtension | None = None
         self.end_offsets: EndOffsetFetcher | None = None
         self._probe: asyncio.Task[None] | None = None
+        self._refresh: asyncio.Task[None] | None = None
 
     @classmethod
     def with_settings(cls, **settings: Any) -> type[StreamsPartitionAssignor]:
@@ -216,6 +217,33 @@ class StreamsPartitionAssignor(PartitionAssignor):  # type: ignore[misc]
         consumer._coordinator.request_rejoin()
 
     # ------------------------------------------------------------------ leader side
+    def refresh_metadata_until_found(self, topics: list[str]) -> None:
+        """Refresh the leader's metadata until ``topics`` exist (every 0.5 s, for 30 s).
+
+        Workers starting at once create faust's internal topics concurrently, and a leader
+        whose metadata lacks one assigns without it. aiokafka reassigns when the leader's
+        metadata changes, but refreshes it only every ``consumer_metadata_max_age_ms`` (5
+        minutes in faust): asking for it sooner makes the group rebalance as soon as the topic
+        is seen.
+        """
+        log.warning("subscribed topics missing from the leader's metadata: %s", topics)
+        try:
+            loop = asyncio.get_running_loop()
+            thread: Any = getattr(self.app.consumer, "_thread")  # noqa: B009 - aiokafka driver
+            client = thread._ensure_consumer()._client
+        except Exception as exc:  # noqa: BLE001 - no refresh: aiokafka's own interval applies
+            log.warning("cannot refresh the metadata: %r", exc)
+            return
+
+        async def refresh() -> None:
+            for _ in range(60):
+                await asyncio.sleep(0.5)
+                await client.force_metadata_update()
+                if all(client.cluster.partitions_for_topic(t) for t in topics):
+                    return
+
+        self._refresh = loop.create_task(refresh())
+
     def _end_offset_fetcher(self) -> EndOffsetFetcher:
         if self.end_offsets is None:
             from streams_assign.clients.offsets import KafkaEndOffsets
@@ -246,6 +274,9 @@ class StreamsPartitionAssignor(PartitionAssignor):  # type: ignore[misc]
         decoded, subscriptions, undecodable = self._decode_members(member_metadata)
         topics = {t for subscribed in subscriptions.values() for t in subscribed}
         partitions = {t: len(cluster.partitions_for_topic(t) or ()) for t in topics}
+        missing = sorted(t for t, count in partitions.items() if count == 0)
+        if missing:
+            self.refresh_metadata_until_found(missing)
         tables = list(self._table_manager.data.values())
         global_changelogs = frozenset(t._changelog_topic_name() for t in tables if t.is_global)
         changelogs = frozenset(self._table_manager.changelog_topics) - global_changelogs
