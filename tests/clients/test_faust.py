@@ -110,7 +110,7 @@ class FaustGroup:
         topics, and a leader whose metadata does not have the changelog yet assigns without
         it (faust ignores a missing topic); aiokafka reassigns only when its metadata is
         refreshed (``consumer_metadata_max_age_ms``, 5 minutes), so the table went unserved
-        for that long in 2 of about 20 runs. Topics made first, as an operator would, remove the
+        for that long in 3 of about 30 runs. Topics made first, as an operator would, remove the
         race; ``docs/clients.md`` (faust section) says so.
         """
         from kafka.admin import KafkaAdminClient, NewTopic
