@@ -37,8 +37,10 @@ from streams_assign.model import (
 __all__ = [
     "FaustDecision",
     "TopicGroup",
+    "cluster_document",
     "decide_faust",
     "faust_topic_groups",
+    "process_id_of",
 ]
 
 log = logging.getLogger(__name__)
