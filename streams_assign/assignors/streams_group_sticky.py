@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from streams_assign.errors import TaskAssignorException
 from streams_assign.java.hash_order import (
@@ -56,6 +56,7 @@ from streams_assign.streams_group import (
     StreamsGroupMember,
     StreamsGroupMemberAssignment,
     StreamsGroupState,
+    TaskOffsets,
     TaskSet,
     from_cluster_state,
     java_string_order,
@@ -444,6 +445,8 @@ class _TaskNumbering:
     ----------
     subtopologies:
         Subtopology id -> (its first task number, its partition count).
+    task_numbers:
+        Subtopology id -> its task numbers by partition.
     sub_of, part_of:
         Per task number, its subtopology id and partition.
     by_partition:
@@ -452,11 +455,19 @@ class _TaskNumbering:
         The stateful tasks in descending (partition, subtopology) order: ``assignStandby``'s.
     """
 
-    __slots__ = ("subtopologies", "sub_of", "part_of", "by_partition", "stateful_by_partition_desc")
+    __slots__ = (
+        "subtopologies",
+        "task_numbers",
+        "sub_of",
+        "part_of",
+        "by_partition",
+        "stateful_by_partition_desc",
+    )
 
     def __init__(self, state: StreamsGroupState) -> None:
         topology = state.topology
         self.subtopologies: dict[str, tuple[int, int]] = {}
+        self.task_numbers: dict[str, list[Task]] = {}
         self.sub_of: list[str] = []
         self.part_of: list[int] = []
         firsts: list[tuple[int, int]] = []
@@ -466,6 +477,7 @@ class _TaskNumbering:
             count = spec.partitions
             first = len(self.sub_of)
             self.subtopologies[sub] = (first, count)
+            self.task_numbers[sub] = list(range(first, first + count))
             self.sub_of.extend([sub] * count)
             self.part_of.extend(range(count))
             firsts.append((first, count))
@@ -529,9 +541,15 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
 
     Tasks a member names that the topology does not have (an unknown subtopology or a partition
     beyond its count) are left out: Kafka keeps them in its maps but never looks them up.
+    :func:`_add_members` reads the members unchecked and fails on such a task; the members are
+    then read again with those tasks removed (:func:`_topology_tasks_only`).
     """
-    local = _with_quotas(state, len(numbering.sub_of))
-    several = _add_members(local, state, numbering)
+    local = _with_quotas(state, state.members, len(numbering.sub_of))
+    try:
+        several = _add_members(local, numbering)
+    except (KeyError, IndexError):
+        local = _with_quotas(state, _topology_tasks_only(state, numbering), len(numbering.sub_of))
+        several = _add_members(local, numbering)
     for process in local.process_id_to_state.index.values():
         process.capacity = len(process.member_ids)
     for entries in several.values():
@@ -542,7 +560,40 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
     return local
 
 
-def _with_quotas(state: StreamsGroupState, num_tasks: int) -> _LocalState:
+def _topology_tasks_only(
+    state: StreamsGroupState, numbering: _TaskNumbering
+) -> tuple[StreamsGroupMember, ...]:
+    """The members with only the tasks and offset sums of the topology's tasks."""
+    known = numbering.subtopologies
+
+    def tasks(task_set: TaskSet) -> dict[str, tuple[int, ...]]:
+        kept = {
+            s: tuple(p for p in ps if p < known[s][1]) for s, ps in task_set.items() if s in known
+        }
+        return {s: ps for s, ps in kept.items() if ps}
+
+    def offsets(task_offsets: TaskOffsets) -> dict[str, dict[int, int]]:
+        kept = {
+            s: {p: o for p, o in os.items() if p < known[s][1]}
+            for s, os in task_offsets.items()
+            if s in known
+        }
+        return {s: os for s, os in kept.items() if os}
+
+    return tuple(
+        replace(
+            m,
+            active_tasks=tasks(m.active_tasks),
+            standby_tasks=tasks(m.standby_tasks),
+            task_offsets=offsets(m.task_offsets),
+        )
+        for m in state.members
+    )
+
+
+def _with_quotas(
+    state: StreamsGroupState, members: Sequence[StreamsGroupMember], num_tasks: int
+) -> _LocalState:
     """A ``LocalState`` with the task totals, the quotas per member and empty member lists."""
     local = _LocalState()
     local.num_standby_replicas = standbys = state.configs.num_standby_replicas
@@ -557,7 +608,7 @@ def _with_quotas(state: StreamsGroupState, num_tasks: int) -> _LocalState:
     local.active_tasks_per_member = compute_tasks_per_member(local.total_active_tasks, num_members)
     local.total_tasks_per_member = compute_tasks_per_member(local.total_tasks, num_members)
     local.process_id_to_state = _ProcessIdToState(num_members)
-    local.members = state.members
+    local.members = members
     local.counts = [0] * num_members
     local.active = [[] for _ in range(num_members)]
     local.standby = [[] for _ in range(num_members)]
@@ -567,7 +618,7 @@ def _with_quotas(state: StreamsGroupState, num_tasks: int) -> _LocalState:
 
 
 def _add_members(
-    local: _LocalState, state: StreamsGroupState, numbering: _TaskNumbering
+    local: _LocalState, numbering: _TaskNumbering
 ) -> dict[Task, list[tuple[int, int, int]]]:
     """Each member's process, its previous actives and the standby candidates it makes.
 
@@ -581,56 +632,55 @@ def _add_members(
     dict
         Per task with several standby candidates, their sort keys ``(rank, -offset sum, member
         index)`` in member order.
+
+    Raises
+    ------
+    KeyError, IndexError
+        For a task of an unknown subtopology or a partition beyond its count (unchecked here:
+        :func:`_initialize` then reads the members without them).
     """
     processes = local.process_id_to_state
     known = processes.index
     prev_active = local.active_task_to_prev_member
     single = local.standby_candidate
-    process_of = local.process_of
-    members = state.members
+    add_process = local.process_of.append
     several: dict[Task, list[tuple[int, int, int]]] = {}
-    subtopology = numbering.subtopologies.get
-    for index, member in enumerate(members):
+    numbers = numbering.task_numbers
+    resize_due = True
+    for index, member in enumerate(local.members):
         # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
         process_id = member.process_id
-        if processes.size > processes.threshold or process_id not in known:
+        if resize_due or process_id not in known:
             process = processes.compute_if_absent(process_id)
+            resize_due = processes.size > processes.threshold
         else:
             process = known[process_id]
         process.member_ids.append(index)  # addMember (the load stays 0.0 until a task is placed)
-        process_of.append(process)
+        add_process(process)
         for sub, partitions in member.active_tasks.items():
-            found = subtopology(sub)
-            if found is not None:
-                first, count = found
-                for p in partitions:
-                    if p < count:
-                        prev_active[first + p] = index
+            tasks = numbers[sub]
+            for p in partitions:
+                prev_active[tasks[p]] = index
         standby_tasks = member.standby_tasks
         for sub, partitions in standby_tasks.items():
-            found = subtopology(sub)
-            if found is not None:
-                first, count = found
-                for p in partitions:
-                    if p < count:
-                        task = first + p
-                        if single[task] == -1:
-                            single[task] = index
-                        else:
-                            offset = member.task_offsets.get(sub, _NO_OFFSETS).get(p, 0)
-                            _add_candidate(local, several, task, sub, p, (0, -offset, index))
+            tasks = numbers[sub]
+            for p in partitions:
+                task = tasks[p]
+                if single[task] == -1:
+                    single[task] = index
+                else:
+                    offset = member.task_offsets.get(sub, _NO_OFFSETS).get(p, 0)
+                    _add_candidate(local, several, task, sub, p, (0, -offset, index))
         for sub, offsets in member.task_offsets.items():
-            found = subtopology(sub)
-            if found is not None:
-                first, count = found
-                own = standby_tasks.get(sub, ())
-                for p, offset in offsets.items():
-                    if p < count and p not in own:
-                        task = first + p
-                        if single[task] == -1:
-                            single[task] = index
-                        else:
-                            _add_candidate(local, several, task, sub, p, (1, -offset, index))
+            tasks = numbers[sub]
+            own = standby_tasks.get(sub, ())
+            for p in offsets:
+                if p not in own:
+                    task = tasks[p]
+                    if single[task] == -1:
+                        single[task] = index
+                    else:
+                        _add_candidate(local, several, task, sub, p, (1, -offsets[p], index))
     return several
 
 
@@ -887,14 +937,16 @@ def _build_group_assignment(
     members = {}
     empty: dict[str, tuple[int, ...]] = {}
     sub_of, part_of = numbering.sub_of, numbering.part_of
+    # Each task's one-partition tuple, built once and shared (tuples are immutable).
+    single = list(zip(part_of))
     # tuple.__new__ builds the named tuple without its Python-level __new__ (one per member).
     new, kind = tuple.__new__, StreamsGroupMemberAssignment
     for member, active, standby in zip(state.members, local.active, local.standby, strict=True):
         members[member.member_id] = new(
             kind,
             (
-                _compact(active, sub_of, part_of) if active else empty,
-                _compact(standby, sub_of, part_of) if standby else empty,
+                _compact(active, sub_of, part_of, single) if active else empty,
+                _compact(standby, sub_of, part_of, single) if standby else empty,
                 empty,
             ),
         )
@@ -902,22 +954,33 @@ def _build_group_assignment(
 
 
 def _compact(
-    tasks: list[Task], sub_of: list[str], part_of: list[int]
+    tasks: list[Task], sub_of: list[str], part_of: list[int], single: list[tuple[int]]
 ) -> dict[str, tuple[int, ...]]:
-    """``toCompactedTaskIds``: subtopology -> sorted partitions (task numbers sort that way)."""
-    if len(tasks) == 1:
+    """``toCompactedTaskIds``: subtopology -> sorted partitions (task numbers sort that way).
+
+    Up to three tasks of distinct subtopologies (most members of a large group) are written as
+    one dict display of the tasks' shared one-partition tuples.
+    """
+    size = len(tasks)
+    if size == 1:
         task = tasks[0]
-        return {sub_of[task]: (part_of[task],)}
-    if len(tasks) == 2:
+        return {sub_of[task]: single[task]}
+    if size == 2:
         first, second = tasks
         if second < first:
             first, second = second, first
         sub, other = sub_of[first], sub_of[second]
         if sub == other:
             return {sub: (part_of[first], part_of[second])}
-        return {sub: (part_of[first],), other: (part_of[second],)}
+        return {sub: single[first], other: single[second]}
     tasks.sort()
-    if len(tasks) <= _SHORT_TASK_LIST:
+    if size == 3:
+        first, second, third = tasks
+        three = {sub_of[first]: single[first], sub_of[second]: single[second]}
+        three[sub_of[third]] = single[third]
+        if len(three) == 3:
+            return three
+    if size <= _SHORT_TASK_LIST:
         # Few tasks, mostly one per subtopology: grow tuples in place (no list per group).
         short: dict[str, tuple[int, ...]] = {}
         last = None
@@ -926,7 +989,7 @@ def _compact(
             if sub == last:
                 short[sub] += (part_of[task],)
             else:
-                short[sub] = (part_of[task],)
+                short[sub] = single[task]
                 last = sub
         return short
     grouped: dict[str, list[int]] = {}
