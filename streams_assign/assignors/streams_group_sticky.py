@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 
 from streams_assign.errors import TaskAssignorException
 from streams_assign.java.hash_order import (
@@ -470,8 +471,7 @@ class _TaskNumbering:
         self.task_numbers: dict[str, list[Task]] = {}
         self.sub_of: list[str] = []
         self.part_of: list[int] = []
-        firsts: list[tuple[int, int]] = []
-        stateful: list[tuple[int, int]] = []
+        stateful: list[str] = []
         for sub in sorted(topology, key=java_string_order):
             spec = topology[sub]
             count = spec.partitions
@@ -480,22 +480,32 @@ class _TaskNumbering:
             self.task_numbers[sub] = list(range(first, first + count))
             self.sub_of.extend([sub] * count)
             self.part_of.extend(range(count))
-            firsts.append((first, count))
             if spec.stateful:
-                stateful.append((first, count))
-        widest = max((count for _, count in firsts), default=0)
-        # Built in order (each list is a permutation): no sort by a key per task.
-        if all(count == widest for _, count in firsts):
-            starts = [first for first, _ in firsts]
-            self.by_partition = [first + p for p in range(widest) for first in starts]
+                stateful.append(sub)
+        numbers = list(self.task_numbers.values())
+        stateful_numbers = [self.task_numbers[sub] for sub in stateful]
+        if len({len(tasks) for tasks in numbers}) <= 1:
+            # Equal partition counts (the common shape): interleaving the subtopologies' task
+            # lists is the (partition, subtopology) order, built without a Python-level loop.
+            self.by_partition = list(chain.from_iterable(zip(*numbers, strict=True)))
+            stateful_numbers.reverse()
+            self.stateful_by_partition_desc = list(
+                chain.from_iterable(
+                    zip(*(reversed(tasks) for tasks in stateful_numbers), strict=True)
+                )
+            )
         else:
+            widest = max(len(tasks) for tasks in numbers)
             self.by_partition = [
-                first + p for p in range(widest) for first, count in firsts if p < count
+                tasks[p] for p in range(widest) for tasks in numbers if p < len(tasks)
             ]
-        stateful.reverse()
-        self.stateful_by_partition_desc = [
-            first + p for p in range(widest - 1, -1, -1) for first, count in stateful if p < count
-        ]
+            stateful_numbers.reverse()
+            self.stateful_by_partition_desc = [
+                tasks[p]
+                for p in range(widest - 1, -1, -1)
+                for tasks in stateful_numbers
+                if p < len(tasks)
+            ]
 
     def show(self, task: Task) -> str:
         """Kafka's ``TaskId.toString()``: ``<subtopology>_<partition>``."""
@@ -823,6 +833,8 @@ def _assign_active(local: _LocalState, numbering: _TaskNumbering) -> None:
         else:
             left.append(task)
 
+    if not left:
+        return  # the process heap below is only read
     left.sort()
     heap = local.process_heap()
     for task in left:
@@ -856,7 +868,8 @@ def _assign_standby(local: _LocalState, numbering: _TaskNumbering) -> None:
     total_left, total_members = local.total_tasks, local.total_members_with_task_capacity
     deferred: list[tuple[Task, int]] = []
     for task in numbering.stateful_by_partition_desc:
-        for i in range(replicas):
+        i = 0  # the replica (a while loop: most groups have one, and a range costs more)
+        while i < replicas:
             member = prev_active[task]
             if (
                 member < 0
@@ -884,9 +897,12 @@ def _assign_standby(local: _LocalState, numbering: _TaskNumbering) -> None:
                 total_members -= 1
                 total_left -= count
                 total_quota = compute_tasks_per_member(total_left, total_members)
+            i += 1
     local.total_tasks_per_member = total_quota
     local.total_tasks, local.total_members_with_task_capacity = total_left, total_members
 
+    if not deferred:
+        return  # the process heap below is only read
     deferred.sort(reverse=True)
     heap = local.process_heap()
     for task, remaining in deferred:
