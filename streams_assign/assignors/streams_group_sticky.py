@@ -119,7 +119,9 @@ class _ProcessIdToState:
     __slots__ = ("table", "size", "threshold", "index", "treeified")
 
     def __init__(self, initial_capacity: int) -> None:
-        self.table: list[list[tuple[int, str]]] = []
+        # Buckets are created by their first key (None until then): a table sized for 1000
+        # members holds 1024 buckets, most of them empty.
+        self.table: list[list[tuple[int, str]] | None] = []
         self.size = 0
         self.threshold = table_size_for(initial_capacity)
         self.index: dict[str, ProcessState] = {}
@@ -130,10 +132,16 @@ class _ProcessIdToState:
         old_cap = len(old)
         new_cap = old_cap << 1 if old_cap else self.threshold
         self.threshold = int(new_cap * 0.75)
-        table: list[list[tuple[int, str]]] = [[] for _ in range(new_cap)]
+        table: list[list[tuple[int, str]] | None] = [None] * new_cap
         for j, bucket in enumerate(old):
-            for entry in bucket:
-                table[j + old_cap if entry[0] & old_cap else j].append(entry)
+            if bucket:
+                for entry in bucket:
+                    k = j + old_cap if entry[0] & old_cap else j
+                    moved = table[k]
+                    if moved is None:
+                        table[k] = [entry]
+                    else:
+                        moved.append(entry)
         self.table = table
 
     def compute_if_absent(self, process_id: str) -> ProcessState:
@@ -145,9 +153,14 @@ class _ProcessIdToState:
             return process
         process = ProcessState(process_id)
         h = spread(java_string_hash_unsigned(process_id))
-        bucket = self.table[h & (len(self.table) - 1)]
-        bin_count = len(bucket)
-        bucket.insert(0, (h, process_id))
+        i = h & (len(self.table) - 1)
+        bucket = self.table[i]
+        if bucket is None:
+            bin_count = 0
+            self.table[i] = [(h, process_id)]
+        else:
+            bin_count = len(bucket)
+            bucket.insert(0, (h, process_id))
         self.index[process_id] = process
         if bin_count >= 7:
             if len(self.table) < 64:
@@ -160,7 +173,7 @@ class _ProcessIdToState:
     def values(self) -> list[ProcessState]:
         """``values()`` in iteration order."""
         index = self.index
-        return [index[key] for bucket in self.table for _, key in bucket]
+        return [index[key] for bucket in self.table if bucket for _, key in bucket]
 
 
 class ProcessState:
@@ -206,7 +219,7 @@ class ProcessState:
     def __init__(self, process_id: str) -> None:
         self.process_id = process_id
         self.member_ids: list[int] = []
-        self.members: list[int] = []
+        self.members: Sequence[int] = ()
         self.capacity = 0
         self.task_count = 0
         self.tasks: set[Task] = set()
@@ -992,7 +1005,10 @@ def _compact(
     tasks.sort()
     if size == 3:
         first, second, third = tasks
-        three = {sub_of[first]: single[first], sub_of[second]: single[second]}
+        three: dict[str, tuple[int, ...]] = {
+            sub_of[first]: single[first],
+            sub_of[second]: single[second],
+        }
         three[sub_of[third]] = single[third]
         if len(three) == 3:
             return three
