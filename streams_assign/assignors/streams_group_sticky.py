@@ -549,7 +549,8 @@ def assign_streams_group(state: StreamsGroupState) -> StreamsGroupAssignment:
     -----
     Warm-up tasks, racks, client tags and end offsets are not read, as in Kafka 4.4.0. The
     ``HashMap`` emulation does not model tree bins (a bucket of >= 9 keys in a table of >= 64),
-    which random ids never come near.
+    which random ids never come near. Partitions are taken to be >= 0, as
+    :mod:`streams_assign.formats.streams_group` ensures.
     """
     numbering = _TaskNumbering(state)
     local = _initialize(state, numbering)
