@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import chain
 
 from streams_assign.errors import TaskAssignorException
 from streams_assign.java.hash_order import (
@@ -56,6 +57,7 @@ from streams_assign.streams_group import (
     StreamsGroupMember,
     StreamsGroupMemberAssignment,
     StreamsGroupState,
+    TaskOffsets,
     TaskSet,
     from_cluster_state,
     java_string_order,
@@ -117,7 +119,9 @@ class _ProcessIdToState:
     __slots__ = ("table", "size", "threshold", "index", "treeified")
 
     def __init__(self, initial_capacity: int) -> None:
-        self.table: list[list[tuple[int, str]]] = []
+        # Buckets are created by their first key (None until then): a table sized for 1000
+        # members holds 1024 buckets, most of them empty.
+        self.table: list[list[tuple[int, str]] | None] = []
         self.size = 0
         self.threshold = table_size_for(initial_capacity)
         self.index: dict[str, ProcessState] = {}
@@ -128,10 +132,16 @@ class _ProcessIdToState:
         old_cap = len(old)
         new_cap = old_cap << 1 if old_cap else self.threshold
         self.threshold = int(new_cap * 0.75)
-        table: list[list[tuple[int, str]]] = [[] for _ in range(new_cap)]
+        table: list[list[tuple[int, str]] | None] = [None] * new_cap
         for j, bucket in enumerate(old):
-            for entry in bucket:
-                table[j + old_cap if entry[0] & old_cap else j].append(entry)
+            if bucket:
+                for entry in bucket:
+                    k = j + old_cap if entry[0] & old_cap else j
+                    moved = table[k]
+                    if moved is None:
+                        table[k] = [entry]
+                    else:
+                        moved.append(entry)
         self.table = table
 
     def compute_if_absent(self, process_id: str) -> ProcessState:
@@ -143,9 +153,14 @@ class _ProcessIdToState:
             return process
         process = ProcessState(process_id)
         h = spread(java_string_hash_unsigned(process_id))
-        bucket = self.table[h & (len(self.table) - 1)]
-        bin_count = len(bucket)
-        bucket.insert(0, (h, process_id))
+        i = h & (len(self.table) - 1)
+        bucket = self.table[i]
+        if bucket is None:
+            bin_count = 0
+            self.table[i] = [(h, process_id)]
+        else:
+            bin_count = len(bucket)
+            bucket.insert(0, (h, process_id))
         self.index[process_id] = process
         if bin_count >= 7:
             if len(self.table) < 64:
@@ -158,31 +173,36 @@ class _ProcessIdToState:
     def values(self) -> list[ProcessState]:
         """``values()`` in iteration order."""
         index = self.index
-        return [index[key] for bucket in self.table for _, key in bucket]
+        return [index[key] for bucket in self.table if bucket for _, key in bucket]
 
 
 class ProcessState:
     """Kafka's ``ProcessState``: one Streams process (its members) and what it was given.
+
+    Its ``load`` (``task_count / capacity`` as a Java ``double``) is computed where it is read,
+    not stored on every placement.
 
     Attributes
     ----------
     process_id:
         The process id.
     member_ids:
-        (member id, member index) in ``addMember`` order.
+        Member indexes in ``addMember`` order.
     members:
         Member indexes in ``memberToTaskCounts`` (``HashMap``) iteration order; computed when
         the process's member heap is first built (empty until then).
     capacity:
-        Number of members (stream threads).
+        Number of members (stream threads); set once every member is added.
     task_count:
         Active plus standby tasks assigned so far.
-    load:
-        ``task_count / capacity`` as a Java ``double``.
     tasks:
         Task numbers the process holds, active or standby (``hasTask``).
     members_by_load:
         Kafka's lazily built member heap, or None.
+    heap_count:
+        ``task_count`` when ``members_by_load`` was last in step with the member counts. Kafka
+        drops the heap on each direct ``addTask``; a direct placement here only raises
+        ``task_count``, so a heap whose ``heap_count`` differs is the dropped one.
     """
 
     __slots__ = (
@@ -191,20 +211,20 @@ class ProcessState:
         "members",
         "capacity",
         "task_count",
-        "load",
         "tasks",
         "members_by_load",
+        "heap_count",
     )
 
     def __init__(self, process_id: str) -> None:
         self.process_id = process_id
-        self.member_ids: list[tuple[str, int]] = []
-        self.members: list[int] = []
+        self.member_ids: list[int] = []
+        self.members: Sequence[int] = ()
         self.capacity = 0
         self.task_count = 0
-        self.load = 0.0
         self.tasks: set[Task] = set()
         self.members_by_load: KeyedJavaPriorityQueue[int] | None = None
+        self.heap_count = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +310,13 @@ def _task_ids_of(tasks: TaskSet) -> list[TaskId]:
 
 
 class _LocalState:
-    """Kafka's ``StickyTaskAssignor.LocalState``: the quotas and per-member counts."""
+    """Kafka's ``StickyTaskAssignor.LocalState``: the quotas and per-member counts.
+
+    Per-task maps are lists indexed by task number: ``active_task_to_prev_member`` holds the
+    previous owner's member index or -1; ``standby_candidate`` the single standby candidate's
+    member index, -1 for none, or -2 when the task has several, ranked in
+    ``standby_candidates``.
+    """
 
     __slots__ = (
         "num_standby_replicas",
@@ -300,12 +326,14 @@ class _LocalState:
         "total_members_with_task_capacity",
         "active_tasks_per_member",
         "total_tasks_per_member",
+        "members",
         "process_of",
         "counts",
         "active",
         "standby",
         "active_task_to_prev_member",
-        "standby_task_to_prev_member",
+        "standby_candidate",
+        "standby_candidates",
         "process_id_to_state",
     )
 
@@ -317,13 +345,22 @@ class _LocalState:
         self.total_members_with_task_capacity = 0
         self.active_tasks_per_member = 0
         self.total_tasks_per_member = 0
+        self.members: Sequence[StreamsGroupMember] = ()
         self.process_of: list[ProcessState] = []
         self.counts: list[int] = []
         self.active: list[list[Task]] = []
         self.standby: list[list[Task]] = []
-        self.active_task_to_prev_member: dict[Task, int] = {}
-        self.standby_task_to_prev_member: dict[Task, list[int]] = {}
+        self.active_task_to_prev_member: list[int] = []
+        self.standby_candidate: list[int] = []
+        self.standby_candidates: dict[Task, list[int]] = {}
         self.process_id_to_state = _ProcessIdToState(0)
+
+    def standby_candidates_of(self, task: Task) -> list[int]:
+        """``standbyTaskToPrevMember.get(task)``: the ranked candidates (maybe none)."""
+        single = self.standby_candidate[task]
+        if single >= 0:
+            return [single]
+        return self.standby_candidates[task] if single == -2 else []
 
     # --- ProcessState.addTask / addTaskToLeastLoadedMember (per-member state lives here) --------
 
@@ -335,39 +372,25 @@ class _LocalState:
         (self.active if active else self.standby)[member].append(task)
         count = self.counts[member] + 1
         self.counts[member] = count
-        process.load = process.task_count / process.capacity
         return count
 
     def place(self, member: int, task: Task, active: bool) -> None:
         """A direct placement (``addTask``) followed by the quota updates Kafka makes after it.
 
         For an active task ``maybeUpdateActiveTasksPerMember`` then
-        ``maybeUpdateTotalTasksPerMember``; for a standby task only the latter. Inlined: this
-        is the hot path of the sticky steps.
+        ``maybeUpdateTotalTasksPerMember``; for a standby task only the latter.
         """
         process = self.process_of[member]
         process.task_count += 1
         process.tasks.add(task)
         count = self.counts[member] + 1
         self.counts[member] = count
-        process.load = process.task_count / process.capacity
-        process.members_by_load = None
         if active:
             self.active[member].append(task)
-            if count == self.active_tasks_per_member:
-                self.total_members_with_active_task_capacity -= 1
-                self.total_active_tasks -= count
-                self.active_tasks_per_member = compute_tasks_per_member(
-                    self.total_active_tasks, self.total_members_with_active_task_capacity
-                )
+            self.maybe_update_active_tasks_per_member(count)
         else:
             self.standby[member].append(task)
-        if count == self.total_tasks_per_member:
-            self.total_members_with_task_capacity -= 1
-            self.total_tasks -= count
-            self.total_tasks_per_member = compute_tasks_per_member(
-                self.total_tasks, self.total_members_with_task_capacity
-            )
+        self.maybe_update_total_tasks_per_member(count)
 
     def add_task_to_least_loaded_member(
         self, process: ProcessState, task: Task, active: bool
@@ -378,11 +401,13 @@ class _LocalState:
             if not process.member_ids:
                 return -1
             # memberToTaskCounts' iteration order, needed only by the first heap of the process.
-            members = process.members = _member_to_task_counts_order(process.member_ids)
+            members = process.members = _member_to_task_counts_order(
+                process.member_ids, self.members
+            )
         if len(members) == 1:
             return self._add_task_internal(process, members[0], task, active)
         heap = process.members_by_load
-        if heap is None:
+        if heap is None or process.heap_count != process.task_count:
             heap = KeyedJavaPriorityQueue()
             counts = self.counts
             for member in members:
@@ -393,6 +418,7 @@ class _LocalState:
             raise TaskAssignorException(f"No members available to assign task {task}")
         count = self._add_task_internal(process, head, task, active)
         heap.offer(count, head)
+        process.heap_count = process.task_count
         return count
 
     # --- quotas ---------------------------------------------------------------------------------
@@ -419,7 +445,7 @@ class _LocalState:
         """``new PriorityQueue<>(comparingDouble(ProcessState::load))`` + ``addAll(values())``."""
         heap: KeyedJavaPriorityQueue[ProcessState] = KeyedJavaPriorityQueue()
         for process in self.process_id_to_state.values():
-            heap.offer(process.load, process)
+            heap.offer(process.task_count / process.capacity, process)
         return heap
 
 
@@ -427,29 +453,72 @@ class _TaskNumbering:
     """The topology's tasks as integers ``0..n-1`` in (subtopology, partition) order.
 
     Subtopologies are in Java ``String`` order (``TopologyMetadata`` lists them sorted), so the
-    natural order of the numbers is Kafka's (subtopology, partition) task order;
-    :attr:`by_partition` keys the (partition, subtopology) order.
+    natural order of the numbers is Kafka's (subtopology, partition) task order.
+
+    Attributes
+    ----------
+    subtopologies:
+        Subtopology id -> (its first task number, its partition count).
+    task_numbers:
+        Subtopology id -> its task numbers by partition.
+    sub_of, part_of:
+        Per task number, its subtopology id and partition.
+    by_partition:
+        Every task in (partition, subtopology) order: ``assignActive``'s order.
+    stateful_by_partition_desc:
+        The stateful tasks in descending (partition, subtopology) order: ``assignStandby``'s.
     """
 
-    __slots__ = ("base", "partitions", "sub_of", "part_of", "stateful", "by_partition")
+    __slots__ = (
+        "subtopologies",
+        "task_numbers",
+        "sub_of",
+        "part_of",
+        "by_partition",
+        "stateful_by_partition_desc",
+    )
 
     def __init__(self, state: StreamsGroupState) -> None:
-        subs = sorted(state.topology, key=java_string_order)
-        self.base: dict[str, int] = {}
-        self.partitions: dict[str, int] = {}
+        topology = state.topology
+        self.subtopologies: dict[str, tuple[int, int]] = {}
+        self.task_numbers: dict[str, list[Task]] = {}
         self.sub_of: list[str] = []
         self.part_of: list[int] = []
-        self.stateful: list[bool] = []
-        self.by_partition: list[int] = []
-        width = len(subs)
-        for rank, sub in enumerate(subs):
-            spec = state.topology[sub]
-            self.base[sub] = len(self.sub_of)
-            self.partitions[sub] = spec.partitions
-            self.sub_of.extend([sub] * spec.partitions)
-            self.part_of.extend(range(spec.partitions))
-            self.stateful.extend([spec.stateful] * spec.partitions)
-            self.by_partition.extend(p * width + rank for p in range(spec.partitions))
+        stateful: list[str] = []
+        for sub in sorted(topology, key=java_string_order):
+            spec = topology[sub]
+            count = spec.partitions
+            first = len(self.sub_of)
+            self.subtopologies[sub] = (first, count)
+            self.task_numbers[sub] = list(range(first, first + count))
+            self.sub_of.extend([sub] * count)
+            self.part_of.extend(range(count))
+            if spec.stateful:
+                stateful.append(sub)
+        numbers = list(self.task_numbers.values())
+        stateful_numbers = [self.task_numbers[sub] for sub in stateful]
+        if len({len(tasks) for tasks in numbers}) <= 1:
+            # Equal partition counts (the common shape): interleaving the subtopologies' task
+            # lists is the (partition, subtopology) order, built without a Python-level loop.
+            self.by_partition = list(chain.from_iterable(zip(*numbers, strict=True)))
+            stateful_numbers.reverse()
+            self.stateful_by_partition_desc = list(
+                chain.from_iterable(
+                    zip(*(reversed(tasks) for tasks in stateful_numbers), strict=True)
+                )
+            )
+        else:
+            widest = max(len(tasks) for tasks in numbers)
+            self.by_partition = [
+                tasks[p] for p in range(widest) for tasks in numbers if p < len(tasks)
+            ]
+            stateful_numbers.reverse()
+            self.stateful_by_partition_desc = [
+                tasks[p]
+                for p in range(widest - 1, -1, -1)
+                for tasks in stateful_numbers
+                if p < len(tasks)
+            ]
 
     def show(self, task: Task) -> str:
         """Kafka's ``TaskId.toString()``: ``<subtopology>_<partition>``."""
@@ -480,21 +549,15 @@ def assign_streams_group(state: StreamsGroupState) -> StreamsGroupAssignment:
     -----
     Warm-up tasks, racks, client tags and end offsets are not read, as in Kafka 4.4.0. The
     ``HashMap`` emulation does not model tree bins (a bucket of >= 9 keys in a table of >= 64),
-    which random ids never come near.
+    which random ids never come near. Partitions are taken to be >= 0, as
+    :mod:`streams_assign.formats.streams_group` ensures.
     """
     numbering = _TaskNumbering(state)
     local = _initialize(state, numbering)
-    _assign_active(local, _task_ids(numbering, stateful_only=False), numbering)
+    _assign_active(local, numbering)
     if local.num_standby_replicas > 0:
-        _assign_standby(local, _task_ids(numbering, stateful_only=True), numbering)
+        _assign_standby(local, numbering)
     return _build_group_assignment(local, state, numbering)
-
-
-def _task_ids(numbering: _TaskNumbering, stateful_only: bool) -> list[Task]:
-    """``taskIds``: every task of the topology (or of its stateful subtopologies)."""
-    if not stateful_only:
-        return list(range(len(numbering.sub_of)))
-    return [t for t, stateful in enumerate(numbering.stateful) if stateful]
 
 
 def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalState:
@@ -502,19 +565,59 @@ def _initialize(state: StreamsGroupState, numbering: _TaskNumbering) -> _LocalSt
 
     Tasks a member names that the topology does not have (an unknown subtopology or a partition
     beyond its count) are left out: Kafka keeps them in its maps but never looks them up.
+    :func:`_add_members` reads the members unchecked and fails on such a task; the members are
+    then read again with those tasks removed (:func:`_topology_tasks_only`).
     """
-    local = _with_quotas(state)
-    ranked, several = _add_members(local, state, numbering)
-    for task, entries in several.items():
+    local = _with_quotas(state, state.members, len(numbering.sub_of))
+    try:
+        several = _add_members(local, numbering)
+    except (KeyError, IndexError):
+        local = _with_quotas(state, _topology_tasks_only(state, numbering), len(numbering.sub_of))
+        several = _add_members(local, numbering)
+    for process in local.process_id_to_state.index.values():
+        process.capacity = len(process.member_ids)
+    for entries in several.values():
         # Each member adds at most one entry per task, in member order, so sorting the whole
         # (rank, -offset, member index) tuples is Java's stable sort by (rank, -offset).
         entries.sort()
-        ranked[task] = [e[2] for e in entries]
-    local.standby_task_to_prev_member = ranked
+    local.standby_candidates = {t: [e[2] for e in entries] for t, entries in several.items()}
     return local
 
 
-def _with_quotas(state: StreamsGroupState) -> _LocalState:
+def _topology_tasks_only(
+    state: StreamsGroupState, numbering: _TaskNumbering
+) -> tuple[StreamsGroupMember, ...]:
+    """The members with only the tasks and offset sums of the topology's tasks."""
+    known = numbering.subtopologies
+
+    def tasks(task_set: TaskSet) -> dict[str, tuple[int, ...]]:
+        kept = {
+            s: tuple(p for p in ps if p < known[s][1]) for s, ps in task_set.items() if s in known
+        }
+        return {s: ps for s, ps in kept.items() if ps}
+
+    def offsets(task_offsets: TaskOffsets) -> dict[str, dict[int, int]]:
+        kept = {
+            s: {p: o for p, o in os.items() if p < known[s][1]}
+            for s, os in task_offsets.items()
+            if s in known
+        }
+        return {s: os for s, os in kept.items() if os}
+
+    return tuple(
+        replace(
+            m,
+            active_tasks=tasks(m.active_tasks),
+            standby_tasks=tasks(m.standby_tasks),
+            task_offsets=offsets(m.task_offsets),
+        )
+        for m in state.members
+    )
+
+
+def _with_quotas(
+    state: StreamsGroupState, members: Sequence[StreamsGroupMember], num_tasks: int
+) -> _LocalState:
     """A ``LocalState`` with the task totals, the quotas per member and empty member lists."""
     local = _LocalState()
     local.num_standby_replicas = standbys = state.configs.num_standby_replicas
@@ -529,99 +632,107 @@ def _with_quotas(state: StreamsGroupState) -> _LocalState:
     local.active_tasks_per_member = compute_tasks_per_member(local.total_active_tasks, num_members)
     local.total_tasks_per_member = compute_tasks_per_member(local.total_tasks, num_members)
     local.process_id_to_state = _ProcessIdToState(num_members)
+    local.members = members
     local.counts = [0] * num_members
     local.active = [[] for _ in range(num_members)]
     local.standby = [[] for _ in range(num_members)]
+    local.active_task_to_prev_member = [-1] * num_tasks
+    local.standby_candidate = [-1] * num_tasks
     return local
 
 
 def _add_members(
-    local: _LocalState, state: StreamsGroupState, numbering: _TaskNumbering
-) -> tuple[dict[Task, list[int]], dict[Task, list[tuple[int, int, int]]]]:
+    local: _LocalState, numbering: _TaskNumbering
+) -> dict[Task, list[tuple[int, int, int]]]:
     """Each member's process, its previous actives and the standby candidates it makes.
+
+    ``collectStandbyCandidates`` and ``rankStandbyCandidates`` inlined: a task's candidates are
+    ranked by (previous standby first, highest offset sum), stably in member order. Most tasks
+    have one, kept in ``local.standby_candidate`` without its sort key, which is rebuilt from
+    that member's data only when a second candidate arrives.
 
     Returns
     -------
-    tuple of dict
-        Per task with one standby candidate, ``[member index]``; per task with several, their
-        sort keys ``(rank, -offset sum, member index)`` in member order (the task's entry in
-        the first dict is then stale).
+    dict
+        Per task with several standby candidates, their sort keys ``(rank, -offset sum, member
+        index)`` in member order.
+
+    Raises
+    ------
+    KeyError, IndexError
+        For a task of an unknown subtopology or a partition beyond its count (unchecked here:
+        :func:`_initialize` then reads the members without them).
     """
     processes = local.process_id_to_state
     known = processes.index
     prev_active = local.active_task_to_prev_member
-    process_of = local.process_of
-    members = state.members
-    ranked: dict[Task, list[int]] = {}
+    single = local.standby_candidate
+    add_process = local.process_of.append
     several: dict[Task, list[tuple[int, int, int]]] = {}
-    base, partitions_of = numbering.base, numbering.partitions
-    get_ranked = ranked.get
-    for index, member in enumerate(state.members):
+    numbers = numbering.task_numbers
+    resize_due = True
+    for index, member in enumerate(local.members):
         # computeIfAbsent; the call is skipped only when it would neither resize nor insert.
         process_id = member.process_id
-        if processes.size > processes.threshold or process_id not in known:
+        if resize_due or process_id not in known:
             process = processes.compute_if_absent(process_id)
+            resize_due = processes.size > processes.threshold
         else:
             process = known[process_id]
-        # addMember (the load stays 0.0 until a task is placed)
-        process.member_ids.append((member.member_id, index))
-        process.capacity += 1
-        process_of.append(process)
+        process.member_ids.append(index)  # addMember (the load stays 0.0 until a task is placed)
+        add_process(process)
         for sub, partitions in member.active_tasks.items():
-            first = base.get(sub)
-            if first is None:
-                continue
-            count = partitions_of[sub]
+            tasks = numbers[sub]
             for p in partitions:
-                if p < count:
-                    prev_active[first + p] = index
-        # collectStandbyCandidates and rankStandbyCandidates, inlined. A task's candidates are
-        # ranked by (previous standby first, highest offset sum), stably in member order; most
-        # tasks have one, kept as [member] without its sort key, which is rebuilt from that
-        # member's data only when a second candidate arrives.
-        standby_tasks, task_offsets = member.standby_tasks, member.task_offsets
+                prev_active[tasks[p]] = index
+        standby_tasks = member.standby_tasks
         for sub, partitions in standby_tasks.items():
-            first = base.get(sub)
-            if first is None:
-                continue
-            count = partitions_of[sub]
-            reported = task_offsets.get(sub, _NO_OFFSETS)
+            tasks = numbers[sub]
             for p in partitions:
-                if p < count:
-                    task = first + p
-                    found = get_ranked(task)
-                    if found is None:
-                        ranked[task] = [index]
-                    else:
-                        entries = several.get(task)
-                        if entries is None:
-                            entries = several[task] = [_candidate(members, found[0], sub, p)]
-                        entries.append((0, -reported.get(p, 0), index))
-        for sub, offsets in task_offsets.items():
-            first = base.get(sub)
-            if first is None:
-                continue
-            count = partitions_of[sub]
+                task = tasks[p]
+                if single[task] == -1:
+                    single[task] = index
+                else:
+                    offset = member.task_offsets.get(sub, _NO_OFFSETS).get(p, 0)
+                    _add_candidate(local, several, task, sub, p, (0, -offset, index))
+        for sub, offsets in member.task_offsets.items():
+            tasks = numbers[sub]
             own = standby_tasks.get(sub, ())
-            for p, offset in offsets.items():
-                if p < count and p not in own:
-                    task = first + p
-                    found = get_ranked(task)
-                    if found is None:
-                        ranked[task] = [index]
+            for p in offsets:
+                if p not in own:
+                    task = tasks[p]
+                    if single[task] == -1:
+                        single[task] = index
                     else:
-                        entries = several.get(task)
-                        if entries is None:
-                            entries = several[task] = [_candidate(members, found[0], sub, p)]
-                        entries.append((1, -offset, index))
-    return ranked, several
+                        _add_candidate(local, several, task, sub, p, (1, -offsets[p], index))
+    return several
+
+
+def _add_candidate(
+    local: _LocalState,
+    several: dict[Task, list[tuple[int, int, int]]],
+    task: Task,
+    sub: str,
+    partition: int,
+    entry: tuple[int, int, int],
+) -> None:
+    """A second or later standby candidate of ``task``: the first one's sort key is rebuilt."""
+    single = local.standby_candidate
+    first = single[task]
+    if first >= 0:
+        several[task] = [_candidate(local.members, first, sub, partition), entry]
+        single[task] = -2
+    else:
+        several[task].append(entry)
 
 
 #: A member's offsets of a subtopology it reported nothing for.
 _NO_OFFSETS: dict[int, int] = {}
 
 
-def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
+def _member_to_task_counts_order(
+    member_ids: list[int], members: Sequence[StreamsGroupMember]
+) -> list[int]:
     """Members in the iteration order of ``memberToTaskCounts`` (``new HashMap<>()`` + ``put``).
 
     With ``put`` and no removal, Java's order is the bucket index under the final capacity (16,
@@ -629,17 +740,20 @@ def _member_to_task_counts_order(members: list[tuple[str, int]]) -> list[int]:
     the 9 keys that make ``treeifyBin`` grow a small table when 9 or more members share the
     process; those take the full emulation.
     """
-    if len(members) == 1:
-        return [members[0][1]]
-    if len(members) >= 9:
+    if len(member_ids) == 1:
+        return [member_ids[0]]
+    if len(member_ids) >= 9:
         table: JavaHashMap[str, int] = JavaHashMap(java_string_hash_code)
-        for member_id, index in members:
-            table.put(member_id, index)
+        for index in member_ids:
+            table.put(members[index].member_id, index)
         return [table[m] for m in table]
     mask = 15
-    keyed = [(spread(java_string_hash_unsigned(m)) & mask, i) for i, (m, _) in enumerate(members)]
+    keyed = [
+        (spread(java_string_hash_unsigned(members[index].member_id)) & mask, i)
+        for i, index in enumerate(member_ids)
+    ]
     keyed.sort()
-    return [members[i][1] for _, i in keyed]
+    return [member_ids[i] for _, i in keyed]
 
 
 def _candidate(
@@ -654,14 +768,12 @@ def _candidate(
 
 
 def _find_prev_member_with_least_load(
-    local: _LocalState, prev_members: Sequence[int] | None, task: Task | None
-) -> int | None:
+    local: _LocalState, prev_members: Sequence[int], task: Task | None
+) -> int:
     """``findPrevMemberWithLeastLoad``: the first candidate, replaced only by one that is
     strictly lower in both process load and member task count; with ``task``, candidates on a
-    process already holding it are skipped."""
-    if not prev_members:
-        return None
-    best = None
+    process already holding it are skipped. -1 when none is left."""
+    best = -1
     best_load = _JAVA_DOUBLE_MAX
     best_count = _JAVA_DOUBLE_MAX
     process_of = local.process_of
@@ -670,9 +782,9 @@ def _find_prev_member_with_least_load(
         process = process_of[member]
         if task is not None and task in process.tasks:
             continue
-        load = process.load
+        load = process.task_count / process.capacity
         count = counts[member]
-        if best is None or (load < best_load and count < best_count):
+        if best == -1 or (load < best_load and count < best_count):
             best, best_load, best_count = member, load, count
     return best
 
@@ -693,15 +805,13 @@ def _assign_to_previous_active_owners(local: _LocalState, tasks: list[Task]) -> 
     total_left, total_members = local.total_tasks, local.total_members_with_task_capacity
     remaining = []
     for task in tasks:
-        prev = prev_active.get(task)
-        if prev is None or counts[prev] >= active_quota:  # hasUnfulfilledActiveTaskQuota
+        prev = prev_active[task]
+        if prev < 0 or counts[prev] >= active_quota:  # hasUnfulfilledActiveTaskQuota
             remaining.append(task)
             continue
         process = process_of[prev]
         process.task_count += 1
         process.tasks.add(task)
-        process.load = process.task_count / process.capacity
-        process.members_by_load = None
         count = counts[prev] + 1
         counts[prev] = count
         active[prev].append(task)
@@ -722,21 +832,23 @@ def _assign_to_previous_active_owners(local: _LocalState, tasks: list[Task]) -> 
     return remaining
 
 
-def _assign_active(local: _LocalState, tasks: list[Task], numbering: _TaskNumbering) -> None:
+def _assign_active(local: _LocalState, numbering: _TaskNumbering) -> None:
     """``assignActive``: previous owner, then standby candidates, then the least-loaded process."""
-    tasks.sort(key=numbering.by_partition.__getitem__)
-    remaining = _assign_to_previous_active_owners(local, tasks)
+    remaining = _assign_to_previous_active_owners(local, numbering.by_partition)
     counts = local.counts
-
-    prev_standbys = local.standby_task_to_prev_member
+    single = local.standby_candidate
     left = []
     for task in remaining:
-        member = _find_prev_member_with_least_load(local, prev_standbys.get(task), None)
-        if member is not None and counts[member] < local.active_tasks_per_member:
+        member = single[task]
+        if member == -2:
+            member = _find_prev_member_with_least_load(local, local.standby_candidates[task], None)
+        if member >= 0 and counts[member] < local.active_tasks_per_member:
             local.place(member, task, True)
         else:
             left.append(task)
 
+    if not left:
+        return  # the process heap below is only read
     left.sort()
     heap = local.process_heap()
     for task in left:
@@ -752,16 +864,15 @@ def _assign_active(local: _LocalState, tasks: list[Task], numbering: _TaskNumber
             )
         local.maybe_update_active_tasks_per_member(count)
         local.maybe_update_total_tasks_per_member(count)
-        heap.offer(process.load, process)
+        heap.offer(process.task_count / process.capacity, process)
 
 
-def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbering) -> None:
+def _assign_standby(local: _LocalState, numbering: _TaskNumbering) -> None:
     """``assignStandby``: previous active owner, then standby candidates; the rest deferred to
     the least-loaded processes."""
     replicas = local.num_standby_replicas
-    tasks.sort(key=numbering.by_partition.__getitem__, reverse=True)
     prev_active = local.active_task_to_prev_member
-    prev_standbys = local.standby_task_to_prev_member
+    single = local.standby_candidate
     process_of = local.process_of
     counts = local.counts
     standby = local.standby
@@ -770,33 +881,29 @@ def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbe
     total_quota = local.total_tasks_per_member
     total_left, total_members = local.total_tasks, local.total_members_with_task_capacity
     deferred: list[tuple[Task, int]] = []
-    for task in tasks:
-        for i in range(replicas):
-            member: int | None = prev_active.get(task)
+    for task in numbering.stateful_by_partition_desc:
+        i = 0  # the replica (a while loop: most groups have one, and a range costs more)
+        while i < replicas:
+            member = prev_active[task]
             if (
-                member is None
+                member < 0
                 or task in process_of[member].tasks
                 or counts[member] >= total_quota  # hasUnfulfilledTaskQuota
             ):
-                member = None
-                candidates = prev_standbys.get(task)
-                if candidates:
-                    if len(candidates) == 1:  # findPrevMemberWithLeastLoad of one candidate
-                        member = candidates[0]
-                        if task in process_of[member].tasks:
-                            member = None
-                    else:
-                        member = _find_prev_member_with_least_load(local, candidates, task)
-                    if member is not None and counts[member] >= total_quota:
-                        member = None
-                if member is None:
+                member = single[task]  # findPrevMemberWithLeastLoad
+                if member >= 0:
+                    if task in process_of[member].tasks:
+                        member = -1
+                elif member == -2:
+                    member = _find_prev_member_with_least_load(
+                        local, local.standby_candidates[task], task
+                    )
+                if member < 0 or counts[member] >= total_quota:
                     deferred.append((task, replicas - i))
                     break
             process = process_of[member]
             process.task_count += 1
             process.tasks.add(task)
-            process.load = process.task_count / process.capacity
-            process.members_by_load = None
             count = counts[member] + 1
             counts[member] = count
             standby[member].append(task)
@@ -804,9 +911,12 @@ def _assign_standby(local: _LocalState, tasks: list[Task], numbering: _TaskNumbe
                 total_members -= 1
                 total_left -= count
                 total_quota = compute_tasks_per_member(total_left, total_members)
+            i += 1
     local.total_tasks_per_member = total_quota
     local.total_tasks, local.total_members_with_task_capacity = total_left, total_members
 
+    if not deferred:
+        return  # the process heap below is only read
     deferred.sort(reverse=True)
     heap = local.process_heap()
     for task, remaining in deferred:
@@ -845,7 +955,7 @@ def _assign_standby_to_member_with_least_load(
         if not len(heap):
             break
     for process in reversed(polled):
-        heap.offer(process.load, process)
+        heap.offer(process.task_count / process.capacity, process)
     return assigned
 
 
@@ -857,14 +967,16 @@ def _build_group_assignment(
     members = {}
     empty: dict[str, tuple[int, ...]] = {}
     sub_of, part_of = numbering.sub_of, numbering.part_of
+    # Each task's one-partition tuple, built once and shared (tuples are immutable).
+    single = list(zip(part_of))
     # tuple.__new__ builds the named tuple without its Python-level __new__ (one per member).
     new, kind = tuple.__new__, StreamsGroupMemberAssignment
     for member, active, standby in zip(state.members, local.active, local.standby, strict=True):
         members[member.member_id] = new(
             kind,
             (
-                _compact(active, sub_of, part_of) if active else empty,
-                _compact(standby, sub_of, part_of) if standby else empty,
+                _compact(active, sub_of, part_of, single) if active else empty,
+                _compact(standby, sub_of, part_of, single) if standby else empty,
                 empty,
             ),
         )
@@ -872,22 +984,36 @@ def _build_group_assignment(
 
 
 def _compact(
-    tasks: list[Task], sub_of: list[str], part_of: list[int]
+    tasks: list[Task], sub_of: list[str], part_of: list[int], single: list[tuple[int]]
 ) -> dict[str, tuple[int, ...]]:
-    """``toCompactedTaskIds``: subtopology -> sorted partitions (task numbers sort that way)."""
-    if len(tasks) == 1:
+    """``toCompactedTaskIds``: subtopology -> sorted partitions (task numbers sort that way).
+
+    Up to three tasks of distinct subtopologies (most members of a large group) are written as
+    one dict display of the tasks' shared one-partition tuples.
+    """
+    size = len(tasks)
+    if size == 1:
         task = tasks[0]
-        return {sub_of[task]: (part_of[task],)}
-    if len(tasks) == 2:
+        return {sub_of[task]: single[task]}
+    if size == 2:
         first, second = tasks
         if second < first:
             first, second = second, first
         sub, other = sub_of[first], sub_of[second]
         if sub == other:
             return {sub: (part_of[first], part_of[second])}
-        return {sub: (part_of[first],), other: (part_of[second],)}
+        return {sub: single[first], other: single[second]}
     tasks.sort()
-    if len(tasks) <= _SHORT_TASK_LIST:
+    if size == 3:
+        first, second, third = tasks
+        three: dict[str, tuple[int, ...]] = {
+            sub_of[first]: single[first],
+            sub_of[second]: single[second],
+        }
+        three[sub_of[third]] = single[third]
+        if len(three) == 3:
+            return three
+    if size <= _SHORT_TASK_LIST:
         # Few tasks, mostly one per subtopology: grow tuples in place (no list per group).
         short: dict[str, tuple[int, ...]] = {}
         last = None
@@ -896,7 +1022,7 @@ def _compact(
             if sub == last:
                 short[sub] += (part_of[task],)
             else:
-                short[sub] = (part_of[task],)
+                short[sub] = single[task]
                 last = sub
         return short
     grouped: dict[str, list[int]] = {}
