@@ -21,6 +21,16 @@ __all__ = ["configure", "run"]
 #: Kafka's default ``session.timeout.ms`` (since 3.0, KIP-735), in milliseconds.
 DEFAULT_SESSION_TIMEOUT_MS = 45_000
 DEFAULT_RESTORE_RATE = 10_000.0
+DEFAULT_FOLLOW_UP_MS = 1000
+DEFAULT_ID_SAMPLES = 5
+#: Where Kafka Streams takes the main consumer's ``session.timeout.ms`` from, first match wins
+#: (``StreamsConfig.getMainConsumerConfigs``: ``main.consumer.`` over ``consumer.`` over the
+#: plain name).
+SESSION_TIMEOUT_KEYS = (
+    "main.consumer.session.timeout.ms",
+    "consumer.session.timeout.ms",
+    "session.timeout.ms",
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +45,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="stream threads of each added instance (default: the most common capacity)",
     )
     change.add_argument("--zone", metavar="Z", help="client tag (zone) of the added instances")
+    change.add_argument(
+        "--add-id",
+        action="append",
+        default=[],
+        metavar="UUID",
+        help="process id of an added instance (repeatable; Kafka Streams keeps it in "
+        "<state.dir>/<application.id>/kafka-streams-process-metadata)",
+    )
     for option, what in (
         ("--remove", "shut down (graceful, leaves the group)"),
         ("--kill", "crash (dropped after session.timeout.ms)"),
@@ -85,8 +103,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     how.add_argument(
         "--session-timeout-ms",
         type=int,
-        default=DEFAULT_SESSION_TIMEOUT_MS,
-        help="session.timeout.ms: how long a crashed instance's tasks wait (default 45000)",
+        help="session.timeout.ms: how long a crashed instance's tasks wait (default: "
+        "--streams-config, else Kafka's 45000)",
+    )
+    how.add_argument(
+        "--streams-config",
+        metavar="APP.properties",
+        help="the application's properties file: session.timeout.ms and the assignment "
+        "configs it sets (they override the state's)",
+    )
+    how.add_argument(
+        "--follow-up-ms",
+        type=int,
+        default=DEFAULT_FOLLOW_UP_MS,
+        help="milliseconds from a decision that withholds tasks to its immediate follow-up "
+        f"rebalance (default {DEFAULT_FOLLOW_UP_MS})",
+    )
+    how.add_argument(
+        "--id-samples",
+        type=int,
+        default=DEFAULT_ID_SAMPLES,
+        metavar="K",
+        help="with --add but without every --add-id: plan K placements of the new process ids "
+        f"in Java's UUID order and report the range (default {DEFAULT_ID_SAMPLES}; 0: off)",
     )
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -102,8 +141,12 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
     if not args.time_limit > 0:
         raise UsageError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
-    if args.session_timeout_ms < 0:
+    if args.session_timeout_ms is not None and args.session_timeout_ms < 0:
         raise UsageError(f"--session-timeout-ms must be >= 0, got {args.session_timeout_ms}")
+    if args.follow_up_ms < 0:
+        raise UsageError(f"--follow-up-ms must be >= 0, got {args.follow_up_ms}")
+    if args.id_samples < 0:
+        raise UsageError(f"--id-samples must be >= 0, got {args.id_samples}")
     from streams_assign.cli._common import check_output
 
     check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
@@ -132,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
     from streams_assign.simulation.whatif import Changes
 
     cluster = load_cluster(args.file)
+    cluster, session_timeout_ms, notes = _with_streams_config(args, cluster)
     with naming(args.file):
         assignors = chosen_assignors(args.assignor)
         rates = _rates(args)
@@ -143,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
             kill=tuple(args.kill),
             bounce=tuple(args.bounce),
             standbys=args.standbys,
+            add_ids=tuple(args.add_id),
         )
         plan: Plan = build_plan(
             cluster,
@@ -150,21 +195,68 @@ def run(args: argparse.Namespace) -> int:
             assignors,
             rates,
             max_rounds=args.max_rounds,
-            session_timeout_ms=args.session_timeout_ms,
+            session_timeout_ms=session_timeout_ms,
             source=str(args.file),
+            follow_up_ms=args.follow_up_ms,
+            id_samples=args.id_samples,
         )
     if args.optimal:
         plan = _with_optimum(plan, args.time_limit)
     _write_outputs(args, plan)
+    if notes:
+        import sys
+
+        print("\n".join(notes), file=sys.stderr)
     if args.json:
         import json
 
         print(json.dumps(plan.to_json(), indent=1))
     else:
+        from streams_assign.views.chain_tables import print_chains
         from streams_assign.views.convergence_tables import print_plan
 
         print_plan(plan)
+        print_chains(plan)
     return 0
+
+
+def _with_streams_config(args: argparse.Namespace, cluster: Any) -> tuple[Any, int, list[str]]:
+    """The state with the configs ``--streams-config`` sets, ``session.timeout.ms``, and one
+    note per value that fell back to Kafka's default."""
+    from dataclasses import replace
+
+    notes: list[str] = []
+    properties: dict[str, str] = {}
+    if args.streams_config is not None:
+        from lag.sources.streams_config import CONFIG_FLAGS, read_properties, resolve_configs
+        from streams_assign.errors import StreamsAssignError
+
+        try:
+            properties = read_properties(args.streams_config)
+            resolved = resolve_configs({}, args.streams_config)
+        except StreamsAssignError as exc:
+            raise UsageError(str(exc)) from None
+        given = {
+            spec.field: resolved.values[spec.field]
+            for spec in CONFIG_FLAGS.values()
+            if resolved.origins[spec.name] == args.streams_config
+        }
+        if "rack_aware_assignment_tags" in given:
+            given["rack_aware_assignment_tags"] = tuple(given["rack_aware_assignment_tags"])
+        try:
+            cluster = replace(cluster, configs=replace(cluster.configs, **given))
+        except StreamsAssignError as exc:
+            raise UsageError(f"--streams-config {args.streams_config}: {exc}") from None
+    if args.session_timeout_ms is not None:
+        return cluster, args.session_timeout_ms, notes
+    for key in SESSION_TIMEOUT_KEYS:
+        if key in properties:
+            raw = properties[key].strip()
+            if not raw.isdigit():
+                raise UsageError(f"--streams-config {args.streams_config}: {key} = {raw!r}: not ms")
+            return cluster, int(raw), notes
+    notes.append(f"session.timeout.ms = {DEFAULT_SESSION_TIMEOUT_MS} (Kafka's default; not given)")
+    return cluster, DEFAULT_SESSION_TIMEOUT_MS, notes
 
 
 def _with_optimum(plan: Any, time_limit: float) -> Any:
