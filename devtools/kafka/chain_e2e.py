@@ -362,6 +362,7 @@ def run_chain(
             round(b.time_ms - a.time_ms) for a, b in zip(decisions, decisions[1:], strict=False)
         ]
         (folder / "result.json").write_text(json.dumps(run.summary(), indent=1))
+        (folder / "decisions.json").write_text(json.dumps([vars(d) for d in decisions]))
         return run
     finally:
         cluster.close()

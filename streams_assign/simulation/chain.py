@@ -265,21 +265,50 @@ def _restored(lag: int, records: int) -> int:
     return max(0, lag - records) if lag >= 0 else 0
 
 
+def _rejoining_at_once(state: ClusterState, final: Assignment, pid: str) -> set[str]:
+    """Members of client ``pid`` that rejoin as soon as they get the decision ``final``: those
+    with withheld tasks (``nextRebalanceTime = 0``) and those that must revoke partitions
+    (``ConsumerCoordinator`` rejoins after ``onPartitionsRevoked`` under cooperative
+    rebalancing). Their subscription goes out before any replica they were given restores."""
+    partitions = _partitions(state)
+    before = {c.member_id: set(c.owned_partitions) for c in state.client(pid).consumers or ()}
+    at_once = set()
+    for member, roles in (final.clients[pid].consumers or {}).items():
+        kept = {p for t in roles["active"] for p in partitions[t]}
+        if roles.get("revoking") or before.get(member, set()) - kept:
+            at_once.add(member)
+    return at_once
+
+
 def _after(
-    state: ClusterState, final: Assignment, elapsed_ms: int, rates: RestoreRates
+    state: ClusterState,
+    final: Assignment,
+    elapsed_ms: int,
+    rates: RestoreRates,
+    follow_up: bool,
 ) -> ClusterState:
     """What each client reports ``elapsed_ms`` after the decision ``final`` (withheld tasks
-    revoked by their owners, checkpointed on close)."""
+    revoked by their owners, checkpointed on close). Before an immediate follow-up
+    (``follow_up``), the replicas of members that rejoin at once restore nothing, and those
+    they did not have before are not reported at all (no task directory yet)."""
     partitions = _partitions(state)
     stateful = set(state.stateful_tasks)
     clients = []
     for client in state.clients:
         held = final.clients[client.id]
         active, standby = set(held.active), set(held.standby)
+        roles = held.consumers or {}
+        frozen: set[TaskId] = set()
+        if follow_up:
+            for member in _rejoining_at_once(state, final, client.id):
+                frozen.update(roles[member]["active"])
+                frozen.update(roles[member]["standby"])
         lags: dict[TaskId, int] = {}
         for task in stateful:
             lag = state.lag(client, task)
-            records = rates.restored_in(client.id, task, elapsed_ms)
+            records = 0 if task in frozen else rates.restored_in(client.id, task, elapsed_ms)
+            if task in frozen and task not in client.task_lags and lag != LATEST_OFFSET:
+                continue
             if task in active:
                 left = 0 if lag == LATEST_OFFSET else _restored(lag, records)
                 lags[task] = LATEST_OFFSET if left == 0 else left
@@ -287,7 +316,6 @@ def _after(
                 lags[task] = 0 if lag == LATEST_OFFSET else _restored(lag, records)
             elif task in client.task_lags:
                 lags[task] = 0 if lag == LATEST_OFFSET else lag
-        roles = held.consumers or {}
         consumers = tuple(
             ConsumerState(
                 member,
@@ -403,7 +431,7 @@ def plan_chain(
         if key in seen:  # the same inputs again: every further rebalance repeats this one
             break
         seen.add(key)
-        state = _after(state, final, elapsed, rates)
+        state = _after(state, final, elapsed, rates, follow_up=kind == FOLLOW_UP)
         time_ms += elapsed
     if final is None:  # pragma: no cover - max_rebalances >= 1 runs the loop
         raise StreamsAssignError("no rebalance ran")

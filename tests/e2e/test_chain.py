@@ -1,0 +1,77 @@
+"""``streams-assign plan``'s rebalance chain equals the chain Kafka's group leader logs.
+
+A second real application (``ClicksApp``: three sources in one sub-topology, a window store,
+two repartition topics, a stateless sub-topology; 5 instances x 3 stream threads,
+``num.standby.replicas=2``, ``client.tag.zone`` with ``rack.aware.assignment.tags=zone``)
+runs on the session's broker; ``plan`` predicts every rebalance after the change from the
+operator's view, and :mod:`devtools.kafka.chain_e2e` compares it with every decision the
+leader logs (see docs/planning.md, "Kafka's rebalance chain").
+
+The short form (``make test``) kills one instance with an ``acceptable.recovery.lag`` above
+every changelog's size: every client with or without state is caught up, so no warmup and no
+probing rebalance follows, and the chain is the first decision and its immediate follow-ups.
+The long forms (``STREAMS_ASSIGN_LONG=1``) use ``acceptable.recovery.lag=50``, so warmups and
+probing rebalances (60 s apart) take part: kill -9, and scale-out with ``--add-id``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.chain_e2e import ChainRun, run_chain
+
+LONG = os.environ.get("STREAMS_ASSIGN_LONG") == "1"
+
+pytestmark = pytest.mark.kafka
+
+
+def _report(run: ChainRun) -> str:
+    return json.dumps(run.summary(), indent=1)
+
+
+def _assert_chain_equal(run: ChainRun) -> None:
+    assert run.decisions, "the group leader logged no decision after the change"
+    assert run.predicted()[0] == run.real()[0], _report(run)
+    assert len(run.predicted()) == len(run.real()), _report(run)
+    assert run.predicted() == run.real(), _report(run)
+    assert run.chain["moves"] == sum(
+        len(r["moves"]) for r in run.chain["chain"]
+    )  # the total is the rebalances' sum
+    interval = run.plan["probing_rebalance_interval_ms"]
+    assert abs(run.chain["stable_ms"] - run.stable_ms) <= interval, _report(run)
+
+
+def test_kill_chain_without_warmups_equals_the_leaders_log(
+    kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path: Path
+) -> None:
+    run = run_chain(
+        kafka_broker,
+        "kill",
+        tmp_path / "kill",
+        spark=e2e_spark,
+        records=600,
+        acceptable_recovery_lag=100_000,
+    )
+    _assert_chain_equal(run)
+    assert not any(r["probing_rebalance_needed"] for r in run.chain["chain"])
+    kinds = [r["kind"] for r in run.chain["chain"]]
+    assert kinds[0] == "membership change"
+    assert run.chain["chain"][0]["time_ms"] == 10_000  # session.timeout.ms of app.properties
+
+
+if LONG:  # minutes of real cluster time each: probing rebalances are 60 s apart
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("scenario", ["kill", "add"])
+    def test_chain_with_warmups_equals_the_leaders_log(
+        kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path: Path, scenario: str
+    ) -> None:
+        run = run_chain(kafka_broker, scenario, tmp_path / scenario, spark=e2e_spark)
+        print(_report(run))
+        _assert_chain_equal(run)
