@@ -38,14 +38,26 @@ def test_task_moved_between_clients_is_withheld_then_assigned_in_a_follow_up() -
     assert second.moves == ()
 
 
-def test_warmup_restored_by_the_follow_up_lets_the_next_active_move() -> None:
+def test_warmup_of_a_member_that_rejoins_at_once_waits_for_the_probing_rebalance() -> None:
+    # B's only thread is given the withheld task: it rejoins before its warmup restores.
     cluster = _load(DATA, "move-between-clients.json")
+    chain = plan_chain(cluster, "high_availability", RestoreRates(10_000.0), follow_up_ms=1000)
+    kinds = [r.kind for r in chain.rebalances]
+    assert kinds == [MEMBERSHIP_CHANGE, FOLLOW_UP, PROBING, FOLLOW_UP]
+    assert chain.rebalances[1].moves == () and chain.rebalances[1].probing_rebalance_needed
+    assert len(chain.rebalances[2].moves) == 1
+
+
+def test_warmup_on_another_thread_restores_until_the_follow_up() -> None:
+    # B's second thread holds the warmup and rejoins only with the follow-up: 1000 records
+    # restore in the second at 10,000 records/s, not at 10.
+    cluster = _load(DATA, "move-between-clients-two-threads.json")
     fast = plan_chain(cluster, "high_availability", RestoreRates(10_000.0), follow_up_ms=1000)
     slow = plan_chain(cluster, "high_availability", RestoreRates(10.0), follow_up_ms=1000)
-    # 1000 records restore in the second at 10,000 records/s, not at 10.
-    assert len(fast.rebalances[1].moves) == 1
-    assert fast.rebalances[1].withheld
+    assert len(fast.rebalances[1].moves) == 1 and fast.rebalances[1].kind == FOLLOW_UP
+    assert [r.kind for r in fast.rebalances] == [MEMBERSHIP_CHANGE, FOLLOW_UP, FOLLOW_UP]
     assert slow.rebalances[1].moves == () and slow.rebalances[1].probing_rebalance_needed
+    assert slow.rebalances[2].kind == PROBING
 
 
 def test_task_moved_between_threads_of_one_client_triggers_a_follow_up() -> None:
