@@ -75,6 +75,7 @@ class ChainRun:
     stable_ms: float
     folder: Path
     rebalance_gaps_ms: list[float] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)
 
     @property
     def chain(self) -> dict[str, Any]:
@@ -126,6 +127,7 @@ class ChainRun:
             "first_equal": bool(self.decisions) and self.predicted()[0] == self.real()[0],
             "final_equal": bool(self.decisions) and self.predicted()[-1] == self.real()[-1],
             "differences": self.differences(),
+            "phase_seconds": self.phases,
         }
 
 
@@ -316,6 +318,12 @@ def run_chain(
     def configs(index: int) -> dict[str, str]:
         return {"client.tag.zone": ZONES[index % len(ZONES)], "rack.aware.assignment.tags": "zone"}
 
+    phases: dict[str, float] = {}
+    started = time.monotonic()
+
+    def phase(name: str) -> None:
+        phases[name] = round(time.monotonic() - started - sum(phases.values()), 1)
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
         cluster.create_input_topics()
@@ -323,11 +331,13 @@ def run_chain(
             instance = cluster.add_instance(threads=threads, configs=configs(index))
             zones[instance.process_id] = ZONES[index % len(ZONES)]
         cluster.wait_stable(240)
+        phase("start")
         cluster.produce(records, customers=40)
         _quiet(cluster, instances, 0, 240 + probing_rebalance_interval_ms / 1000)
         _wait_caught_up(cluster, 180)
         _quiet(cluster, instances, 0, 60 + probing_rebalance_interval_ms / 1000)
 
+        phase("produce and settle")
         view = collect_operator_view(cluster, folder)
         document, _ = predict(cluster, view, spark)
         state = folder / "state.json"
@@ -348,6 +358,7 @@ def run_chain(
             processes = instances + 1
         plan = _plan(state, properties, change, follow_up_ms)
         (folder / "plan.json").write_text(json.dumps(plan, indent=1))
+        phase("view and plan")
 
         trigger_ms = time.time() * 1000
         if scenario == "kill":
@@ -357,7 +368,9 @@ def run_chain(
         timeout = 240 + 6 * probing_rebalance_interval_ms / 1000
         last = _quiet_after_change(cluster, processes, trigger_ms, timeout)
         decisions = _decisions(cluster, trigger_ms)
+        phase("change until stable")
         run = ChainRun(scenario, plan, decisions, trigger_ms, last - trigger_ms, folder)
+        run.phases = phases
         run.rebalance_gaps_ms = [
             round(b.time_ms - a.time_ms) for a, b in zip(decisions, decisions[1:], strict=False)
         ]
