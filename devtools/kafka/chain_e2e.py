@@ -376,6 +376,8 @@ def run_chain(
         ]
         (folder / "result.json").write_text(json.dumps(run.summary(), indent=1))
         (folder / "decisions.json").write_text(json.dumps([vars(d) for d in decisions]))
+        lines = [line for i in cluster.instances for line in i.log_lines("Decided on assignment")]
+        (folder / "decisions.log").write_text("\n".join(sorted(lines)) + "\n")
         return run
     finally:
         cluster.close()

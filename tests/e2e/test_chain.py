@@ -7,11 +7,13 @@ runs on the session's broker; ``plan`` predicts every rebalance after the change
 operator's view, and :mod:`devtools.kafka.chain_e2e` compares it with every decision the
 leader logs (see docs/planning.md, "Kafka's rebalance chain").
 
-The short form (``make test``) kills one instance with an ``acceptable.recovery.lag`` above
-every changelog's size: every client with or without state is caught up, so no warmup and no
-probing rebalance follows, and the chain is the first decision and its immediate follow-ups.
+The short form (``make test``; 3 instances x 2 threads, 1 standby, same tags, to stay near 90 s
+of CI time) kills one instance with an ``acceptable.recovery.lag`` above every changelog's
+size: every client with or without state is caught up, so no warmup and no probing rebalance
+follows, and the chain is the first decision and its immediate follow-ups.
 The long forms (``STREAMS_ASSIGN_LONG=1``) use ``acceptable.recovery.lag=50``, so warmups and
-probing rebalances (60 s apart) take part: kill -9, and scale-out with ``--add-id``.
+probing rebalances (60 s apart) take part: kill -9, and scale-out with ``--add-id``; they check
+the first decision and the final assignment (the steps between depend on a race, see the test).
 """
 
 from __future__ import annotations
@@ -55,7 +57,10 @@ def test_kill_chain_without_warmups_equals_the_leaders_log(
         "kill",
         tmp_path / "kill",
         spark=e2e_spark,
-        records=600,
+        instances=3,
+        threads=2,
+        standbys=1,
+        records=300,
         acceptable_recovery_lag=100_000,
     )
     _assert_chain_equal(run)
@@ -69,9 +74,19 @@ if LONG:  # minutes of real cluster time each: probing rebalances are 60 s apart
 
     @pytest.mark.slow
     @pytest.mark.parametrize("scenario", ["kill", "add"])
-    def test_chain_with_warmups_equals_the_leaders_log(
+    def test_chain_with_warmups_starts_and_ends_as_the_leaders_log(
         kafka_broker: KafkaBroker, e2e_spark: Any, tmp_path: Path, scenario: str
     ) -> None:
+        # With warmups, whether a warmup placed a second ago counts as caught up at the
+        # immediate follow-up is a race between its initialisation and the other members'
+        # rejoin (docs/planning.md, chain model limits): the steps between may differ, the
+        # first decision and the final assignment may not. The whole comparison is printed
+        # and written to result.json.
         run = run_chain(kafka_broker, scenario, tmp_path / scenario, spark=e2e_spark)
         print(_report(run))
-        _assert_chain_equal(run)
+        assert run.decisions, "the group leader logged no decision after the change"
+        assert run.predicted()[0] == run.real()[0], _report(run)
+        assert run.predicted()[-1] == run.real()[-1], _report(run)
+        assert (
+            not run.decisions[-1].probing and not run.chain["chain"][-1]["probing_rebalance_needed"]
+        )
