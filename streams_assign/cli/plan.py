@@ -4,8 +4,12 @@ What-if planning from the current cluster state: builds the next rebalance's inp
 group leader would see it after the changes (:mod:`streams_assign.simulation.whatif`), then runs
 the whole convergence of each assignor (:mod:`streams_assign.simulation.probing`): every
 rebalance's moves, warmup replicas and probing flag, the records restored, the task-minutes
-unavailable, the rebalances and the time until stable. Base install, except ``--rates`` (the
-``lag`` extra: pyarrow) and ``--plot`` / ``--report`` (the ``report`` extra: matplotlib, Jinja2).
+unavailable, the rebalances and the time until stable; then Kafka's real rebalance chain
+(:mod:`streams_assign.simulation.chain`: immediate follow-ups after withheld tasks, probing
+rebalances, ``session.timeout.ms`` from ``--streams-config``), and with ``--add`` but without
+every ``--add-id`` how the chain varies with where the new process ids sort. Base install,
+except ``--rates`` and ``--streams-config`` (the ``lag`` extra: pyarrow, the properties reader)
+and ``--plot`` / ``--report`` (the ``report`` extra: matplotlib, Jinja2).
 """
 
 from __future__ import annotations
