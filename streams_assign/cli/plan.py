@@ -7,9 +7,10 @@ rebalance's moves, warmup replicas and probing flag, the records restored, the t
 unavailable, the rebalances and the time until stable; then Kafka's real rebalance chain
 (:mod:`streams_assign.simulation.chain`: immediate follow-ups after withheld tasks, probing
 rebalances, ``session.timeout.ms`` from ``--streams-config``), and with ``--add`` but without
-every ``--add-id`` how the chain varies with where the new process ids sort. Base install,
-except ``--rates`` and ``--streams-config`` (the ``lag`` extra: pyarrow, the properties reader)
-and ``--plot`` / ``--report`` (the ``report`` extra: matplotlib, Jinja2).
+every ``--add-id`` how the chain varies with where the new process ids sort
+(``--streams-config`` is read by ``lag.sources.streams_config``, plain Python). Base install,
+except ``--rates`` (the ``lag`` extra: pyarrow) and ``--plot`` / ``--report`` (the ``report``
+extra: matplotlib, Jinja2).
 """
 
 from __future__ import annotations
