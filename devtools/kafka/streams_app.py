@@ -43,6 +43,9 @@ from streams_assign.errors import StreamsAssignError
 
 __all__ = [
     "APP_SOURCES",
+    "CLICKS_APP",
+    "ORDERS_APP",
+    "AppSpec",
     "INPUT_PARTITIONS",
     "ProcessAssignment",
     "StreamsAppError",
@@ -60,6 +63,40 @@ MAIN_CLASS = "streamsassign.app.OrdersApp"
 PRODUCE_CLASS = "streamsassign.app.Produce"
 #: Stores of the topology, whose changelogs are ``<application.id>-<store>-changelog``.
 STORES = ("order-totals", "payment-counts")
+
+
+@dataclass(frozen=True)
+class AppSpec:
+    """Which Java application the instances run (``StreamsCluster(app=...)``).
+
+    Attributes
+    ----------
+    main_class:
+        The instance's main class (arguments as ``OrdersApp`` takes them).
+    produce:
+        The producer's main class and its leading arguments (then bootstrap, prefix, count,
+        keys, start, partitions).
+    tasks:
+        Tasks of the topology with :data:`INPUT_PARTITIONS` input partitions.
+    stores:
+        The topology's stores.
+    """
+
+    main_class: str
+    produce: tuple[str, ...]
+    tasks: int
+    stores: tuple[str, ...]
+
+
+ORDERS_APP = AppSpec(MAIN_CLASS, (PRODUCE_CLASS,), 3 * INPUT_PARTITIONS, STORES)
+#: ``streamsassign.app.ClicksApp``: three sources in one sub-topology, a table store, a window
+#: store, two repartition topics, a stateless sub-topology (4 sub-topologies, 3 stateful).
+CLICKS_APP = AppSpec(
+    "streamsassign.app.ClicksApp",
+    ("streamsassign.app.ClicksApp", "produce"),
+    4 * INPUT_PARTITIONS,
+    ("users-store", "page-counts", "name-totals"),
+)
 
 _LOG4J = """\
 log4j.rootLogger=WARN, err
@@ -230,7 +267,7 @@ class StreamsInstance:
             f"-Dlog4j.configuration=file:{c.log4j}",
             "-cp",
             c.cp,
-            MAIN_CLASS,
+            c.app.main_class,
             *(f"{key}={value}" for key, value in args.items()),
             *(f"config.{key}={value}" for key, value in self.configs.items()),
         ]
@@ -357,6 +394,8 @@ class StreamsCluster:
     jmx:
         Open a loopback JMX port on every instance (:attr:`StreamsInstance.jmx_port`), as an
         operator's monitoring does, so Kafka's ``JmxTool`` can read its metrics.
+    app:
+        The application (:data:`ORDERS_APP`, :data:`CLICKS_APP`).
 
     Raises
     ------
@@ -383,7 +422,9 @@ class StreamsCluster:
         topics_prefix: str | None = None,
         cp: str | None = None,
         jmx: bool = False,
+        app: AppSpec = ORDERS_APP,
     ) -> None:
+        self.app = app
         self.broker = broker
         self.jmx = jmx
         self.application_id = application_id
@@ -428,7 +469,7 @@ class StreamsCluster:
                 f"-Dlog4j.configuration=file:{self.log4j}",
                 "-cp",
                 self.cp,
-                PRODUCE_CLASS,
+                *self.app.produce,
                 self.broker.bootstrap_servers,
                 self.topics_prefix,
                 str(count),
@@ -470,7 +511,7 @@ class StreamsCluster:
 
     def changelog_topics(self) -> list[str]:
         """``<application.id>-<store>-changelog`` of every store."""
-        return [f"{self.application_id}-{store}-changelog" for store in STORES]
+        return [f"{self.application_id}-{store}-changelog" for store in self.app.stores]
 
     # ------------------------------------------------------------------ waiting
     def running_instances(self) -> list[StreamsInstance]:
@@ -533,7 +574,7 @@ class StreamsCluster:
             if current.active & current.standby:
                 return False
             active += current.active
-        return len(active) == len(set(active)) == 3 * INPUT_PARTITIONS
+        return len(active) == len(set(active)) == self.app.tasks
 
     def wait_stable(self, timeout: float = 180.0, quiet_ms: int = 3000) -> dict[str, Any]:
         """Wait for :meth:`is_stable`; return the assignments (process id -> tasks)."""

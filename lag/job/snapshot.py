@@ -352,6 +352,7 @@ def build_snapshot(
         }
         if tags:
             client["tags"] = dict(sorted(tags.items()))
+        client["consumers"] = _consumers(members[pid])
         clients.append(client)
         for task in sorted_task_ids(chosen):
             c = chosen[task]
@@ -368,7 +369,50 @@ def build_snapshot(
         "changelog_end_offset_sums": {t: end_sums[t] for t in stateful},
         "clients": clients,
     }
+    task_partitions = _task_partitions(live.members)
+    if task_partitions:
+        document["task_partitions"] = task_partitions
     return Snapshot(document, provenance, notes, live.time_ms)
+
+
+def _consumers(threads: Sequence[Any]) -> list[dict[str, Any]]:
+    """One entry per member (stream thread) of a process, by member id: the active and standby
+    tasks its last ``AssignmentInfo`` gave it and the partitions it owns, which the leader's
+    thread-level assignment keeps sticky (``StreamsPartitionAssignor#assignTasksToThreads``)."""
+    consumers = []
+    for member in sorted(threads, key=lambda m: m.member_id):
+        info = member.assignment
+        consumers.append(
+            {
+                "member_id": member.member_id,
+                "prev_active": sorted_task_ids({str(t) for t in info.active_tasks}),
+                "prev_standby": sorted_task_ids({str(t) for t in info.standby_tasks}),
+                "owned_partitions": [list(p) for p in sorted(member.assigned_partitions)],
+            }
+        )
+    return consumers
+
+
+def _task_partitions(members: Sequence[Any]) -> dict[str, list[list[Any]]]:
+    """Task -> its source partitions, from the members' assignments: ``AssignmentInfo``'s active
+    tasks are listed in the order of the assignment's partitions sorted by topic and partition
+    (``StreamsPartitionAssignor#onAssignment``), one task per partition."""
+    partitions: dict[str, set[tuple[str, int]]] = defaultdict(set)
+    for member in members:
+        owned = sorted(member.assigned_partitions)
+        tasks = member.assignment.active_tasks
+        if not owned:  # the partitions are not known (a member described without them)
+            continue
+        if len(owned) != len(tasks):
+            raise LagInputError(
+                f"member {member.member_id!r}: its assignment lists {len(tasks)} active tasks "
+                f"for {len(owned)} partitions"
+            )
+        for partition, task in zip(owned, tasks, strict=True):
+            partitions[str(task)].add(partition)
+    return {
+        task: [list(p) for p in sorted(partitions[task])] for task in sorted_task_ids(partitions)
+    }
 
 
 def _description(configs: str | None, provenance: list[Provenance], live: LiveGroup) -> str:

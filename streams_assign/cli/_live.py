@@ -23,8 +23,9 @@ __all__ = [
     "session_timeout_ms",
 ]
 
-#: Where Kafka Streams takes the main consumer's ``session.timeout.ms`` from, first wins
-#: (``StreamsConfig.getMainConsumerConfigs``: ``main.consumer.`` over ``consumer.`` over none).
+#: Where Kafka Streams takes the main consumer's ``session.timeout.ms`` from, first match wins
+#: (``StreamsConfig.getMainConsumerConfigs``: ``main.consumer.`` over ``consumer.`` over the
+#: plain name).
 _SESSION_TIMEOUT_KEYS = (
     "main.consumer.session.timeout.ms",
     "consumer.session.timeout.ms",

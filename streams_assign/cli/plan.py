@@ -4,8 +4,13 @@ What-if planning from the current cluster state: builds the next rebalance's inp
 group leader would see it after the changes (:mod:`streams_assign.simulation.whatif`), then runs
 the whole convergence of each assignor (:mod:`streams_assign.simulation.probing`): every
 rebalance's moves, warmup replicas and probing flag, the records restored, the task-minutes
-unavailable, the rebalances and the time until stable. Base install, except ``--rates`` (the
-``lag`` extra: pyarrow) and ``--plot`` / ``--report`` (the ``report`` extra: matplotlib, Jinja2).
+unavailable, the rebalances and the time until stable; then Kafka's real rebalance chain
+(:mod:`streams_assign.simulation.chain`: immediate follow-ups after withheld tasks, probing
+rebalances, ``session.timeout.ms`` from ``--streams-config``), and with ``--add`` but without
+every ``--add-id`` how the chain varies with where the new process ids sort
+(``--streams-config`` is read by ``lag.sources.streams_config``, plain Python). Base install,
+except ``--rates`` (the ``lag`` extra: pyarrow) and ``--plot`` / ``--report`` (the ``report``
+extra: matplotlib, Jinja2).
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ __all__ = ["configure", "run"]
 #: Kafka's default ``session.timeout.ms`` (since 3.0, KIP-735), in milliseconds.
 DEFAULT_SESSION_TIMEOUT_MS = 45_000
 DEFAULT_RESTORE_RATE = 10_000.0
+DEFAULT_FOLLOW_UP_MS = 1000
+DEFAULT_ID_SAMPLES = 5
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +48,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="stream threads of each added instance (default: the most common capacity)",
     )
     change.add_argument("--zone", metavar="Z", help="client tag (zone) of the added instances")
+    change.add_argument(
+        "--add-id",
+        action="append",
+        default=[],
+        metavar="UUID",
+        help="process id of an added instance (repeatable; Kafka Streams keeps it in "
+        "<state.dir>/<application.id>/kafka-streams-process-metadata)",
+    )
     for option, what in (
         ("--remove", "shut down (graceful, leaves the group)"),
         ("--kill", "crash (dropped after session.timeout.ms)"),
@@ -91,8 +106,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     how.add_argument(
         "--session-timeout-ms",
         type=int,
-        default=DEFAULT_SESSION_TIMEOUT_MS,
-        help="session.timeout.ms: how long a crashed instance's tasks wait (default 45000)",
+        help="session.timeout.ms: how long a crashed instance's tasks wait (default: "
+        "--streams-config, else Kafka's 45000)",
+    )
+    how.add_argument(
+        "--follow-up-ms",
+        type=int,
+        default=DEFAULT_FOLLOW_UP_MS,
+        help="milliseconds from a decision that withholds tasks to its immediate follow-up "
+        f"rebalance (default {DEFAULT_FOLLOW_UP_MS})",
+    )
+    how.add_argument(
+        "--id-samples",
+        type=int,
+        default=DEFAULT_ID_SAMPLES,
+        metavar="K",
+        help="with --add but without every --add-id: plan K placements of the new process ids "
+        f"in Java's UUID order and report the range (default {DEFAULT_ID_SAMPLES}; 0: off)",
     )
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -108,8 +138,12 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
     if not args.time_limit > 0:
         raise UsageError(f"--time-limit must be > 0 seconds, got {args.time_limit:g}")
-    if args.session_timeout_ms < 0:
+    if args.session_timeout_ms is not None and args.session_timeout_ms < 0:
         raise UsageError(f"--session-timeout-ms must be >= 0, got {args.session_timeout_ms}")
+    if args.follow_up_ms < 0:
+        raise UsageError(f"--follow-up-ms must be >= 0, got {args.follow_up_ms}")
+    if args.id_samples < 0:
+        raise UsageError(f"--id-samples must be >= 0, got {args.id_samples}")
     from streams_assign.cli._common import check_output
 
     check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
@@ -136,12 +170,7 @@ def run(args: argparse.Namespace) -> int:
     from streams_assign.cli._common import load_cluster, naming
 
     # Live cluster or state file (streams_assign/cli/_live.py).
-    from streams_assign.cli._live import (
-        live_label,
-        live_requested,
-        load_live_cluster,
-        session_timeout_ms,
-    )
+    from streams_assign.cli._live import live_label, live_requested, load_live_cluster
     from streams_assign.simulation.plan import Plan, build_plan, chosen_assignors
     from streams_assign.simulation.whatif import Changes
 
@@ -149,10 +178,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = load_live_cluster(args) if live else load_cluster(args.file)
     if live:
         args.file = live_label(args)
-        # The application's session.timeout.ms, unless the flag moved it from Kafka's default.
-        from_app = session_timeout_ms(args)
-        if from_app is not None and args.session_timeout_ms == DEFAULT_SESSION_TIMEOUT_MS:
-            args.session_timeout_ms = from_app
+    cluster, session_timeout, notes = _with_streams_config(args, cluster)
     with naming(args.file):
         assignors = chosen_assignors(args.assignor)
         rates = _rates(args)
@@ -164,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
             kill=tuple(args.kill),
             bounce=tuple(args.bounce),
             standbys=args.standbys,
+            add_ids=tuple(args.add_id),
         )
         plan: Plan = build_plan(
             cluster,
@@ -171,21 +198,65 @@ def run(args: argparse.Namespace) -> int:
             assignors,
             rates,
             max_rounds=args.max_rounds,
-            session_timeout_ms=args.session_timeout_ms,
+            session_timeout_ms=session_timeout,
             source=str(args.file),
+            follow_up_ms=args.follow_up_ms,
+            id_samples=args.id_samples,
         )
     if args.optimal:
         plan = _with_optimum(plan, args.time_limit)
     _write_outputs(args, plan)
+    if notes:
+        import sys
+
+        print("\n".join(notes), file=sys.stderr)
     if args.json:
         import json
 
         print(json.dumps(plan.to_json(), indent=1))
     else:
+        from streams_assign.views.chain_tables import print_chains
         from streams_assign.views.convergence_tables import print_plan
 
         print_plan(plan)
+        print_chains(plan)
     return 0
+
+
+def _with_streams_config(args: argparse.Namespace, cluster: Any) -> tuple[Any, int, list[str]]:
+    """The state with the configs ``--streams-config`` sets, ``session.timeout.ms``, and one
+    note per value that fell back to Kafka's default."""
+    from dataclasses import replace
+
+    notes: list[str] = []
+    if args.streams_config is not None:
+        from lag.sources.streams_config import CONFIG_FLAGS, resolve_configs
+        from streams_assign.errors import StreamsAssignError
+
+        try:
+            resolved = resolve_configs({}, args.streams_config)
+        except StreamsAssignError as exc:
+            raise UsageError(str(exc)) from None
+        given = {
+            spec.field: resolved.values[spec.field]
+            for spec in CONFIG_FLAGS.values()
+            if resolved.origins[spec.name] == args.streams_config
+        }
+        if "rack_aware_assignment_tags" in given:
+            given["rack_aware_assignment_tags"] = tuple(given["rack_aware_assignment_tags"])
+        try:
+            cluster = replace(cluster, configs=replace(cluster.configs, **given))
+        except StreamsAssignError as exc:
+            raise UsageError(f"--streams-config {args.streams_config}: {exc}") from None
+    if args.session_timeout_ms is not None:
+        return cluster, args.session_timeout_ms, notes
+    from streams_assign.cli._live import session_timeout_ms
+
+    from_app = session_timeout_ms(args)
+    if from_app is not None:
+        return cluster, from_app, notes
+    notes.append(f"session.timeout.ms = {DEFAULT_SESSION_TIMEOUT_MS} (Kafka's default; not given)")
+    return cluster, DEFAULT_SESSION_TIMEOUT_MS, notes
 
 
 def _with_optimum(plan: Any, time_limit: float) -> Any:

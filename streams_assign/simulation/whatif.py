@@ -59,6 +59,10 @@ class Changes:
         restart with their state directories.
     standbys:
         The new ``num.standby.replicas``, or ``None`` to keep it.
+    add_ids:
+        Process ids of the added instances, in order (``--add-id``; Kafka Streams keeps a
+        process id in ``<state.dir>/<application.id>/kafka-streams-process-metadata``); the
+        instances beyond them get deterministic uuid5 ids.
     """
 
     add: int = 0
@@ -68,6 +72,7 @@ class Changes:
     kill: tuple[str, ...] = ()
     bounce: tuple[str, ...] = ()
     standbys: int | None = None
+    add_ids: tuple[str, ...] = ()
 
 
 def resolve_client(cluster: ClusterState, given: str, option: str) -> str:
@@ -108,10 +113,26 @@ def resolve_client(cluster: ClusterState, given: str, option: str) -> str:
     )
 
 
-def new_client_ids(cluster: ClusterState, count: int) -> list[str]:
-    """Process ids for ``count`` added instances: deterministic, distinct from the current ones."""
+def new_client_ids(cluster: ClusterState, count: int, given: tuple[str, ...] = ()) -> list[str]:
+    """Process ids for ``count`` added instances: ``given`` first, then deterministic uuid5 ids
+    distinct from the current ones.
+
+    Raises
+    ------
+    PlanInputError
+        For a given id that is not a UUID, repeats, or is a current client's.
+    """
     taken = {client.id for client in cluster.clients}
     ids: list[str] = []
+    for value in given[:count]:
+        try:
+            pid = str(uuid.UUID(value.strip()))
+        except ValueError:
+            raise PlanInputError(f"--add-id {value!r}: not a UUID") from None
+        if pid in taken:
+            raise PlanInputError(f"--add-id {value!r}: already a client's process id")
+        taken.add(pid)
+        ids.append(pid)
     serial = 0
     while len(ids) < count:
         candidate = str(uuid.uuid5(_NEW_CLIENT_NAMESPACE, f"{cluster.name or ''}/{serial}"))
@@ -197,6 +218,10 @@ def apply_changes(cluster: ClusterState, changes: Changes) -> ClusterState:
     """
     if changes.add < 0:
         raise PlanInputError(f"--add must be >= 0 instances, got {changes.add}")
+    if len(changes.add_ids) > changes.add:
+        raise PlanInputError(
+            f"--add-id given {len(changes.add_ids)} times for --add {changes.add} instance(s)"
+        )
     if changes.capacity is not None and changes.capacity < 1:
         raise PlanInputError(f"--capacity must be >= 1 stream threads, got {changes.capacity}")
     if changes.standbys is not None and changes.standbys < 0:
@@ -215,7 +240,7 @@ def apply_changes(cluster: ClusterState, changes: Changes) -> ClusterState:
         tags = {(keys[0] if keys else "zone"): changes.zone}
     clients.extend(
         ClientState(id=pid, capacity=capacity, tags=tags)
-        for pid in new_client_ids(cluster, changes.add)
+        for pid in new_client_ids(cluster, changes.add, changes.add_ids)
     )
     if not clients:
         raise PlanInputError("the changes leave no client: keep or add at least one instance")
@@ -247,7 +272,11 @@ def describe_changes(cluster: ClusterState, changes: Changes) -> list[str]:
     if changes.add:
         capacity = changes.capacity if changes.capacity is not None else _common_capacity(cluster)
         zone = f" in zone {changes.zone}" if changes.zone else ""
-        lines.append(f"{changes.add} new instance(s), {capacity} stream thread(s) each{zone}")
+        ids = ", ".join(pid[:8] for pid in changes.add_ids)
+        named = f" (process ids {ids})" if ids else ""
+        lines.append(
+            f"{changes.add} new instance(s), {capacity} stream thread(s) each{zone}{named}"
+        )
     if changes.standbys is not None:
         lines.append(
             f"num.standby.replicas {cluster.configs.num_standby_replicas} -> {changes.standbys}"

@@ -12,7 +12,13 @@ from streams_assign.simulation.plan import Plan
 from streams_assign.simulation.probing import Convergence, Move
 from streams_assign.views.tables import short_client_ids
 
-__all__ = ["convergence_vs_optimum_table", "print_plan", "rounds_table", "totals_table"]
+__all__ = [
+    "convergence_vs_optimum_table",
+    "moves_text",
+    "print_plan",
+    "rounds_table",
+    "totals_table",
+]
 
 _WIDE = 100
 _MOVES_SHOWN = 6
@@ -48,7 +54,8 @@ def totals_table(convergences: Sequence[Convergence], title: str | None = None) 
     return table
 
 
-def _moves_text(moves: Sequence[Move], labels: dict[str, str]) -> str:
+def moves_text(moves: Sequence[Move], labels: dict[str, str]) -> str:
+    """``task:from>to`` for the first moves, ``(+N)`` for the rest, ``-`` for none."""
     shown = [
         f"{m.task}:{labels.get(m.source, '-') if m.source else 'none'}>{labels[m.target]}"
         for m in moves[:_MOVES_SHOWN]
@@ -72,7 +79,7 @@ def rounds_table(convergence: Convergence, labels: dict[str, str], title: str) -
         table.add_row(
             str(r.round),
             _minutes(r.time_ms),
-            _moves_text(r.moves, labels),
+            moves_text(r.moves, labels),
             str(len(r.warmups)),
             f"{r.records_to_restore:,}",
             f"{r.records_restored:,}",

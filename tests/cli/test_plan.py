@@ -76,6 +76,9 @@ def test_json_output_is_deterministic(crash: Path, capsys: pytest.CaptureFixture
         (["--add", "-1"], "--add must be >= 0 instances, got -1"),
         (["--plot", "out.gif"], "--plot out.gif: use a .png, .svg, .pdf file name"),
         (["--report", "missing-dir/r.html"], "folder missing-dir does not exist"),
+        (["--add", "1", "--add-id", "nope"], "--add-id 'nope': not a UUID"),
+        (["--follow-up-ms", "-1"], "--follow-up-ms must be >= 0, got -1"),
+        (["--streams-config", "app.properties"], "--streams-config app.properties: no such file"),
     ],
 )
 def test_bad_options_exit_2_and_write_nothing(
@@ -144,3 +147,43 @@ def test_rates_table_without_its_column_is_refused(
     assert main(["plan", str(crash), "--rates", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"--rates {path}: no column restore_rate" in err
+
+
+def test_session_timeout_and_configs_come_from_the_streams_config(
+    crash: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    properties = tmp_path / "app.properties"
+    properties.write_text(
+        "consumer.session.timeout.ms=12345\nsession.timeout.ms=99\n"
+        "probing.rebalance.interval.ms=70000\n"
+    )
+    victim = load_cluster_state(crash).clients[0].id
+    argv = ["plan", str(crash), "--kill", victim, "--assignor", "high_availability", "--json"]
+    assert main([*argv, "--streams-config", str(properties)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["session_timeout_ms"] == 12345
+    assert document["probing_rebalance_interval_ms"] == 70000
+    (chain,) = document["chains"]
+    assert chain["chain"][0]["time_ms"] == 12345
+    assert chain["chain"][0]["kind"] == "membership change"
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["session_timeout_ms"] == 45000
+    assert "session.timeout.ms = 45000 (Kafka's default; not given)" in captured.err
+
+
+def test_add_without_ids_reports_the_spread_over_uuid_order(
+    crash: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["plan", str(crash), "--add", "1", "--assignor", "high_availability", "--json"]
+    assert main([*argv, "--id-samples", "3"]) == 0
+    spread = json.loads(capsys.readouterr().out)["id_order"]
+    assert len(spread["samples"]) == 3
+    low, high = spread["range"]["moves"]
+    assert low == min(s["moves"] for s in spread["samples"])
+    assert high == max(s["moves"] for s in spread["samples"])
+    given_id = spread["samples"][2]["add_ids"][0]
+    assert main([*argv, "--add-id", given_id]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["id_order"] is None
+    assert document["chains"][0]["moves"] == spread["samples"][2]["moves"]

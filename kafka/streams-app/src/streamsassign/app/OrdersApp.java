@@ -15,6 +15,7 @@ import java.util.Properties;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Function;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Serdes;
@@ -92,6 +93,11 @@ public final class OrdersApp {
     }
 
     public static void main(String[] argv) throws Exception {
+        run(argv, OrdersApp::topology);
+    }
+
+    /** Runs the instance loop described above with the topology {@code topologyOf(prefix)}. */
+    static void run(String[] argv, Function<String, Topology> topologyOf) throws Exception {
         Map<String, String> args = new HashMap<>();
         for (String arg : argv) {
             int eq = arg.indexOf('=');
@@ -127,7 +133,7 @@ public final class OrdersApp {
             }
         }
 
-        Topology topology = topology(args.getOrDefault("topics.prefix", ""));
+        Topology topology = topologyOf.apply(args.getOrDefault("topics.prefix", ""));
         String describeOut = args.get("topology.out");
         if (describeOut != null) {
             Files.writeString(Path.of(describeOut), topology.describe().toString());
