@@ -83,7 +83,7 @@ def _tag_list(text: str) -> tuple[str, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``streams-lag`` (four subcommands)."""
+    """The argument parser of ``streams-lag`` (its subcommands)."""
     parser = argparse.ArgumentParser(
         prog="streams-lag",
         description="Changelog lags of a Kafka Streams application, computed with Spark, "
@@ -94,7 +94,49 @@ def build_parser() -> argparse.ArgumentParser:
     add_compute_parser(commands)
     add_generate_parser(commands)
     add_members_parser(commands)
+    add_streams_group_parser(commands)
     return parser
+
+
+def add_streams_group_parser(commands: Any) -> None:
+    """``streams-lag streams-group``: a live streams group (KIP-1071) as the twin's input."""
+    group = commands.add_parser(
+        "streams-group",
+        help="write a streams group's state (StreamsGroupDescribe) for streams_group_sticky",
+    )
+    source = group.add_mutually_exclusive_group(required=True)
+    source.add_argument("--bootstrap-server", metavar="HOST:PORT", help="describe the live group")
+    source.add_argument(
+        "--describe",
+        metavar="FILE",
+        help="a saved description: the dumper's JSON, or kafka-streams-groups --describe "
+        "--members --verbose text",
+    )
+    group.add_argument("--application-id", help="Kafka Streams application.id (the group id)")
+    group.add_argument("--out", required=True, help="the streams-group state JSON to write")
+    group.add_argument(
+        "--kafka-jars",
+        default=os.environ.get("STREAMS_ASSIGN_KAFKA_HOME", ".kafka") + "/lib-44",
+        help="folder of Kafka 4.4+ jars ($STREAMS_ASSIGN_KAFKA_HOME/lib-44 or .kafka/lib-44)",
+    )
+    group.add_argument(
+        "--dumper",
+        default="kafka/streams-group-describe/DescribeStreamsGroup.java",
+        help="the Admin-API dumper's source file",
+    )
+    group.add_argument(
+        "--topology",
+        metavar="SUB=PARTITIONS[:stateful],...",
+        help="subtopologies, required with the describe tool's text (e.g. 0=6,1=6:stateful)",
+    )
+    group.add_argument("--num-standby-replicas", type=_bounded(0, 2**31 - 1))
+    group.add_argument("--previous", help="an earlier output, for the offsets reports' ages")
+    group.add_argument(
+        "--exclude-member", action="append", default=[], help="leave out this member id"
+    )
+    group.add_argument(
+        "--timeout-ms", type=_bounded(1, 3_600_000), default=30_000, help="per request (30000)"
+    )
 
 
 def add_members_parser(commands: Any) -> None:
@@ -239,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compute(args)
         if args.command == "members":
             return _members(args)
+        if args.command == "streams-group":
+            return _streams_group(args)
         return _generate(args)
     except (LagInputError, CodecError) as exc:
         print(f"streams-lag: error: {exc}", file=sys.stderr)
@@ -274,6 +318,75 @@ def _members(args: argparse.Namespace) -> int:
         print(f"  active: {assignment['active_tasks']}")
         print(f"  standby: {assignment['standby_tasks']}")
     print(f"{len(docs)} member(s) in group {args.application_id}", file=sys.stderr)
+    return 0
+
+
+def _topology_option(text: str) -> dict[str, tuple[int, bool]]:
+    topology = {}
+    for item in text.split(","):
+        sub, _, spec = item.partition("=")
+        count, _, flag = spec.partition(":")
+        if not sub or not count.isdigit() or int(count) < 1 or flag not in ("", "stateful"):
+            raise LagInputError(f"--topology: {item!r} is not SUB=PARTITIONS[:stateful]")
+        topology[sub] = (int(count), flag == "stateful")
+    return topology
+
+
+def _streams_group(args: argparse.Namespace) -> int:
+    import json
+
+    from lag.sources.streams_group_describe import (
+        describe_streams_group,
+        parse_describe_json,
+        streams_group_state,
+    )
+    from lag.sources.streams_group_text import parse_describe_text
+    from streams_assign.formats.atomic import write_json_atomic
+    from streams_assign.formats.streams_group import dump_streams_group
+
+    if args.bootstrap_server:
+        if not args.application_id:
+            raise LagInputError("--application-id is required with --bootstrap-server")
+        group = describe_streams_group(
+            args.bootstrap_server,
+            args.application_id,
+            kafka_jars=args.kafka_jars,
+            dumper=args.dumper,
+            timeout_ms=args.timeout_ms,
+        )
+    else:
+        try:
+            text = Path(args.describe).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise LagInputError(f"--describe {args.describe}: {exc.strerror}") from None
+        if text.lstrip().startswith("{"):
+            group = parse_describe_json(text, source=args.describe)
+        else:
+            group = parse_describe_text(text, source=args.describe)
+        if args.application_id and group.group_id != args.application_id:
+            raise LagInputError(
+                f"--describe {args.describe}: group {group.group_id!r}, not "
+                f"--application-id {args.application_id!r}"
+            )
+    previous = None
+    if args.previous:
+        try:
+            previous = json.loads(Path(args.previous).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise LagInputError(f"--previous {args.previous}: {exc}") from None
+    state = streams_group_state(
+        group,
+        topology=_topology_option(args.topology) if args.topology else None,
+        num_standby_replicas=args.num_standby_replicas,
+        previous=previous,
+        exclude_members=args.exclude_member,
+    )
+    write_json_atomic(args.out, dump_streams_group(state))
+    print(
+        f"{len(state.members)} member(s) of streams group {group.group_id} "
+        f"(target epoch {group.target_assignment_epoch}) written to {args.out}",
+        file=sys.stderr,
+    )
     return 0
 
 
