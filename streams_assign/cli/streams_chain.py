@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 __all__ = ["configure", "run"]
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         state = load_streams_group(args.file)
     except OSError as exc:
         raise UsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
-    kind = next(k for k in ("kill", "leave", "join", "bounce") if getattr(args, k))
+    kind: Any = next(k for k in ("kill", "leave", "join", "bounce") if getattr(args, k))
     if args.threads < 1 or not 1 <= args.first_alone <= args.threads:
         raise UsageError(f"--threads {args.threads} / --first-alone {args.first_alone}: bad")
     change = ChainChange(
