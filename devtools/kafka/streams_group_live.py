@@ -15,15 +15,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from devtools.kafka.broker import KafkaBroker, running_broker
 from devtools.kafka.java import java_executable, kafka_lib
 from devtools.paths import CORPORA, KAFKA_SOURCES
-from lag.sources.streams_group_describe import DUMPER_FILE, DescribedGroup, describe_streams_group
+from lag.sources.streams_group_describe import (
+    DUMPER_FILE,
+    DescribedGroup,
+    describe_streams_group,
+    parse_describe_json,
+)
 
-__all__ = ["DUMPER", "SAMPLES", "describe", "describe_json", "describe_text", "set_group_configs"]
+__all__ = [
+    "DUMPER",
+    "SAMPLES",
+    "DescribeWatcher",
+    "describe",
+    "describe_json",
+    "describe_text",
+    "set_group_configs",
+]
 
 DUMPER = KAFKA_SOURCES / "streams-group-describe" / DUMPER_FILE
 SAMPLES = CORPORA / "tool-samples" / "streams-group-4.4"
@@ -44,8 +59,6 @@ def describe(broker: KafkaBroker, group: str) -> DescribedGroup:
 
 def describe_json(broker: KafkaBroker, group: str) -> str:
     """The dumper's raw JSON line for ``group`` (an ``error`` document for a bad group)."""
-    import subprocess
-
     result = subprocess.run(
         [
             java_executable(),
@@ -132,3 +145,56 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+class DescribeWatcher:
+    """The dumper in watch mode: a description of ``group`` every ``period_ms`` while the block
+    runs, kept in a file; :meth:`descriptions` parses them (error documents are skipped: the
+    group does not exist before its first member joins)."""
+
+    def __init__(self, broker: KafkaBroker, group: str, path: Path, period_ms: int = 300) -> None:
+        self.command = [
+            java_executable(),
+            "-Xmx128m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Dlog4j.configuration=file:/dev/null",
+            "-cp",
+            str(kafka_lib("lib-44") / "*"),
+            str(DUMPER),
+            broker.bootstrap_servers,
+            group,
+            "30000",
+            str(period_ms),
+        ]
+        self.path = path
+        self._process: subprocess.Popen[bytes] | None = None
+        self._out: Any = None
+
+    def __enter__(self) -> DescribeWatcher:
+        self._out = open(self.path, "wb")  # noqa: SIM115 (closed in __exit__)
+        self._process = subprocess.Popen(
+            self.command, stdin=subprocess.PIPE, stdout=self._out, stderr=subprocess.DEVNULL
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            assert process.stdin is not None
+            process.stdin.close()
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._out is not None:
+            self._out.close()
+
+    def descriptions(self) -> list[DescribedGroup]:
+        """Every description taken, in order (``observed_at_ms`` ascending)."""
+        out = []
+        for line in self.path.read_text().splitlines():
+            if line.startswith("{") and '"error"' not in line[:12]:
+                out.append(parse_describe_json(line, source=f"{self.path}"))
+        return out

@@ -34,7 +34,9 @@ import org.apache.kafka.common.utils.internals.AppInfoParser;
  * ({@code Admin#describeConfigs} of the GROUP resource). Members are printed in the order the
  * Admin client returns them; nothing is interpreted here.
  *
- * <p>Arguments: bootstrap servers, group id, and optionally the request time-out in ms. Run from
+ * <p>Arguments: bootstrap servers, group id, optionally the request time-out in ms and a watch
+ * period in ms: with a period, one document per line is printed every period (errors included)
+ * until standard input is closed. Run from
  * source with Kafka 4.4's jars: {@code java -cp '.kafka/lib-44/*' DescribeStreamsGroup.java HOST:PORT
  * GROUP}. On failure prints {@code {"error": {"type", "message"}}} and exits with status 1.
  */
@@ -50,23 +52,47 @@ public final class DescribeStreamsGroup {
             System.exit(64);
         }
         int timeout = args.length > 2 ? Integer.parseInt(args[2]) : 30000;
+        long watch = args.length > 3 ? Long.parseLong(args[3]) : 0;
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
-        ObjectNode out;
         int status = 0;
         try (Admin admin = Admin.create(props)) {
-            out = describe(admin, args[1], timeout);
-        } catch (ExecutionException e) {
-            out = error(e.getCause() == null ? e : e.getCause());
-            status = 1;
-        } catch (RuntimeException e) {
-            out = error(e);
-            status = 1;
+            if (watch <= 0) {
+                ObjectNode out = once(admin, args[1], timeout);
+                status = out.has("error") ? 1 : 0;
+                System.out.println(JSON.writeValueAsString(out));
+            } else {
+                Thread stdin = new Thread(() -> {
+                    try {
+                        while (System.in.read() >= 0) {
+                            // drain until closed
+                        }
+                    } catch (java.io.IOException e) {
+                        // closed
+                    }
+                });
+                stdin.setDaemon(true);
+                stdin.start();
+                while (stdin.isAlive()) {
+                    System.out.println(JSON.writeValueAsString(once(admin, args[1], timeout)));
+                    System.out.flush();
+                    stdin.join(watch);
+                }
+            }
         }
-        System.out.println(JSON.writeValueAsString(out));
         System.exit(status);
+    }
+
+    private static ObjectNode once(Admin admin, String group, int timeout) throws Exception {
+        try {
+            return describe(admin, group, timeout);
+        } catch (ExecutionException e) {
+            return error(e.getCause() == null ? e : e.getCause());
+        } catch (RuntimeException e) {
+            return error(e);
+        }
     }
 
     private static ObjectNode error(Throwable e) {

@@ -77,6 +77,10 @@ class ChainChange:
     first_alone:
         Threads in the first computation of a join (1: the first thread alone, Kafka's usual
         case; ``threads``: all in one computation).
+    leaving_first:
+        Members of a killed or leaving process already gone at the first computation (default:
+        all of them, as when their sessions expire together); the others are gone at the next
+        one, an assignment interval later (a clean close leaves thread by thread).
     """
 
     kind: Literal["kill", "leave", "join", "bounce"]
@@ -85,6 +89,7 @@ class ChainChange:
     member_ids: tuple[str, ...] | None = None
     task_offsets: Mapping[str, Mapping[int, int]] | None = None
     first_alone: int = 1
+    leaving_first: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,19 +213,28 @@ def predict_chain(
     if change.kind in ("kill", "leave", "bounce"):
         if change.process_id not in present:
             raise ValueError(f"process {change.process_id} has no member in the group")
-        members = [m for m in members if m.process_id != change.process_id]
+        leaving = {m.member_id for m in members if m.process_id == change.process_id}
+        first_gone = set(change.leaving_first) if change.leaving_first is not None else leaving
+        if not first_gone or not first_gone <= leaving:
+            raise ValueError(f"leaving_first {sorted(first_gone)} not members of the process")
         trigger = "session expiry" if change.kind == "kill" else "leave"
+        members = [m for m in members if m.member_id not in first_gone]
         computations.append(
-            _compute(f"{trigger} of {change.process_id}", _with_members(state, members))
+            _compute(f"{trigger} of {len(first_gone)} member(s)", _with_members(state, members))
         )
+        if first_gone != leaving:
+            rest = [
+                m
+                for m in _reconcile(computations[-1], reconciliation)
+                if m.member_id not in leaving
+            ]
+            computations.append(
+                _compute(f"{trigger} of the other member(s)", _with_members(state, rest))
+            )
         if change.kind != "bounce":
             return StreamsGroupChain(tuple(computations), ())
-        state = computations[-1].state
-        members = list(state.members)
-        members = [
-            replace(m, active_tasks=dict(t.active), standby_tasks=dict(t.standby))
-            for m, t in zip(members, computations[-1].target.members.values(), strict=True)
-        ]
+        members = _reconcile(computations[-1], "full")
+        members = [m for m in members if m.member_id not in leaving]
     elif change.process_id in present:
         raise ValueError(f"process {change.process_id} already has members: bounce it instead")
     ids = change.member_ids or tuple(kafka_member_id(rng) for _ in range(change.threads))
