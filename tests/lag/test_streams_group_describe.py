@@ -167,3 +167,35 @@ def test_a_classic_member_in_the_admin_describe_is_refused() -> None:
     doc["members"][2]["is_classic"] = True
     with pytest.raises(LagInputError, match=r"members\[2\] .*classic-protocol member"):
         parse_describe_json(doc, source="x.json")
+
+
+LOG = SAMPLES / "broker-coordinator-debug.log"
+
+
+def test_the_brokers_logged_computations_are_replayed_by_the_twin() -> None:
+    from lag.sources.streams_group_log import computation_state, read_target_computations
+    from streams_assign.assignors.streams_group_sticky import assign_streams_group
+
+    comps = read_target_computations(LOG.read_text(), "sg-try", str(LOG))
+    assert [(c.epoch, len(c.members), c.topology_ready) for c in comps] == [
+        (2, 1, False),
+        (5, 4, True),
+        (7, 6, True),
+    ]
+    # Fresh state directories: no member had an offset to report at these computations.
+    topology = {"0": (6, False), "1": (6, True), "2": (6, True)}
+    for c in comps:
+        decided = assign_streams_group(computation_state(c, topology, 1, {})).members
+        for member, real in c.target.items():
+            assert dict(decided[member].active) == dict(real.active), (c.epoch, member)
+            assert dict(decided[member].standby) == dict(real.standby), (c.epoch, member)
+    # The second computation saw the first thread of each of two processes holding its tasks.
+    held = comps[2].held
+    assert sum(bool(t.active) for t in held.values()) == 4
+
+
+def test_a_log_without_computations_is_refused() -> None:
+    from lag.sources.streams_group_log import read_target_computations
+
+    with pytest.raises(LagInputError, match="no target computation of group 'other'"):
+        read_target_computations(LOG.read_text(), "other", "server.log")
