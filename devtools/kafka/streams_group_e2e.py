@@ -123,6 +123,7 @@ def run_streams_group_scenarios(
     standbys: int = 1,
     records: int = 300,
     bounces: int = 1,
+    joining_threads: int | None = None,
 ) -> StreamsGroupRun:
     """Run A, B and C (``bounces`` instances restarted) on one streams group of the 4.4
     ``broker`` and record them."""
@@ -154,7 +155,7 @@ def run_streams_group_scenarios(
             cluster.add_instance(threads=threads)
         before = remember(_settle(broker, cluster, application_id))
 
-        new = cluster.add_instance(threads=threads, start=False)
+        new = cluster.add_instance(threads=joining_threads or threads, start=False)
         phases.append(Phase("A", "join", new.process_id, _log_lines(broker), before))
         new.start()
         before = phases[-1].after = remember(_settle(broker, cluster, application_id))
