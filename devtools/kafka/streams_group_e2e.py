@@ -21,9 +21,10 @@ thread runs once the group is stable. :func:`check_phase` then compares, for the
 3. the last computation with the description's target assignment and with what every thread
    runs.
 
-Offsets are reported by a member when it joins and then every
-``group.streams.task.offset.interval.ms``; the fixture's broker sets that interval to 10 minutes
-so the report a description shows is the one the broker decided on (see ``docs/e2e.md``).
+Task offsets are not in the broker's log and members report them again over time, so a
+:class:`~devtools.kafka.streams_group_live.DescribeWatcher` describes the group every 300 ms and
+each computation takes every member's last description before its log time
+(:func:`offsets_at`; see ``docs/e2e.md``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "StreamsGroupRun",
     "check_phase",
     "check_startup",
+    "offsets_at",
     "run_streams_group_scenarios",
 ]
 
