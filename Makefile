@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
 KAFKA_STAMP := .kafka/.fetched
 
-$(KAFKA_STAMP): kafka/pom.xml
+$(KAFKA_STAMP): kafka/pom.xml kafka/lib-44/pom.xml
 	bash scripts/ensure-java.sh
 	bash scripts/ensure-maven.sh
 	mvn -q -B -f kafka/pom.xml package

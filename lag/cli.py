@@ -19,6 +19,10 @@ Subcommands
     The group leader's exact input from a live cluster (plain Python, no Spark): the group's
     own state, ``ListOffsets``, scraped metrics and state directories, the freshest source
     winning per (task, process); prints which source each offset sum came from and its age.
+``streams-group (--bootstrap-server HOST:PORT --application-id APP | --describe FILE) --out F``
+    A streams group's state (KIP-1071, ``StreamsGroupDescribe`` through Kafka 4.4's Admin client,
+    or the describe tool's text) as ``streams_group_sticky``'s input, members in the broker's
+    iteration order, with how old each member's offsets report is.
 
 Exit status: 0 on success (bad input lines are counted, not fatal), 2 when a required input is
 missing or unusable (one line on stderr, no traceback), 1 when the Spark job fails (one line;
@@ -31,60 +35,23 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lag.cli_live import (
+    add_members_parser,
+    add_snapshot_parser,
+    add_streams_group_parser,
+    run_members,
+    run_snapshot,
+    run_streams_group,
+)
+from lag.cli_options import EXIT_INPUT, add_config_flags, bounded, parse_time
 from lag.error_rows import ErrorRow, summarize_reasons
-from lag.kafka_rules import LONG_MAX
 from streams_assign.errors import CodecError, LagInputError
 
 if TYPE_CHECKING:
     from lag.pipeline import ComputeSummary
-
-EXIT_INPUT = 2
-
-
-def parse_time(text: str) -> int:
-    """Epoch milliseconds from ``1767225600000`` or an ISO-8601 time (UTC when no zone is given).
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        For anything else.
-    """
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not epoch ms or ISO-8601: {text!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
-
-
-def _bounded(low: int, high: int = LONG_MAX) -> Any:
-    def convert(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
-        return value
-
-    return convert
-
-
-def _tag_list(text: str) -> tuple[str, ...]:
-    from lag.sources.streams_config import CONFIG_FLAGS
-
-    try:
-        tags: tuple[str, ...] = CONFIG_FLAGS["--rack-aware-assignment-tags"].parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-    return tags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,67 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_generate_parser(commands)
     add_members_parser(commands)
     add_snapshot_parser(commands)
+    add_streams_group_parser(commands)
     return parser
-
-
-def add_live_arguments(parser: Any) -> None:
-    """The options that reach a live cluster (shared with ``streams-assign``'s live mode)."""
-    parser.add_argument(
-        "--command-config",
-        metavar="CLIENT.PROPERTIES",
-        help="Kafka client properties (security.protocol, sasl.*, ssl.* with PEM files)",
-    )
-    parser.add_argument(
-        "--streams-config",
-        metavar="APP.PROPERTIES",
-        help="the application's Kafka Streams properties (assignment configs; the rest fall "
-        "back to Kafka's defaults, said on stderr)",
-    )
-    parser.add_argument(
-        "--metrics",
-        nargs="+",
-        default=[],
-        metavar="FILE",
-        help="JmxTool output or Prometheus exposition of the running instances (restore "
-        "consumers' records-lag, last-rebalance-seconds-ago, stream-state-metrics)",
-    )
-    parser.add_argument(
-        "--state-dirs",
-        nargs="+",
-        default=[],
-        metavar="DIR",
-        help="state directories of the instances (.checkpoint files, with their mtime)",
-    )
-    parser.add_argument("--topology", help="Topology#describe() text (optional)")
-    parser.add_argument(
-        "--timeout-ms", type=_bounded(1, 3_600_000), default=30_000, help="per request (30000)"
-    )
-
-
-def add_snapshot_parser(commands: Any) -> None:
-    """``streams-lag snapshot``: the leader's input from a live cluster, freshest source first."""
-    snapshot = commands.add_parser(
-        "snapshot", help="write the cluster state of a live Kafka Streams group"
-    )
-    snapshot.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
-    snapshot.add_argument("--application-id", required=True, help="Kafka Streams application.id")
-    add_live_arguments(snapshot)
-    _add_config_flags(snapshot)
-    snapshot.add_argument("--out", required=True, metavar="CLUSTER.json", help="file to write")
-    snapshot.add_argument("--quiet", action="store_true", help="no table on stderr")
-
-
-def add_members_parser(commands: Any) -> None:
-    """``streams-lag members``: a live classic Streams group's decoded members (DescribeGroups)."""
-    members = commands.add_parser(
-        "members", help="print the decoded subscription and assignment of every group member"
-    )
-    members.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
-    members.add_argument("--application-id", required=True, help="Kafka Streams application.id")
-    members.add_argument(
-        "--timeout-ms", type=_bounded(1, 3_600_000), default=30_000, help="per request (30000)"
-    )
-    members.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
 def add_collect_parser(commands: Any) -> None:
@@ -212,7 +120,7 @@ def add_compute_parser(commands: Any) -> None:
     compute.add_argument("--driver-memory", help="spark.driver.memory of a local session, e.g. 4g")
     compute.add_argument(
         "--rate-window",
-        type=_bounded(2, 10_000),
+        type=bounded(2, 10_000),
         default=2,
         help="snapshots spanned by the catch-up rate (default 2)",
     )
@@ -222,47 +130,25 @@ def add_compute_parser(commands: Any) -> None:
         help="the application's Kafka Streams properties file: the assignment configs below "
         "are taken from it unless given as flags",
     )
-    _add_config_flags(compute)
+    add_config_flags(compute)
     compute.add_argument("--quiet", action="store_true", help="no progress lines")
-
-
-def _add_config_flags(parser: Any) -> None:
-    """The assignment configs as flags; each wins over ``--streams-config``."""
-    parser.add_argument(
-        "--acceptable-recovery-lag", type=_bounded(0), help="default: file, else 10000"
-    )
-    parser.add_argument(
-        "--max-warmup-replicas", type=_bounded(1, 2**31 - 1), help="default: file, else 2"
-    )
-    parser.add_argument(
-        "--num-standby-replicas", type=_bounded(0, 2**31 - 1), help="default: file, else 0"
-    )
-    parser.add_argument(
-        "--probing-rebalance-interval-ms", type=_bounded(60_000), help="default: file, else 600000"
-    )
-    parser.add_argument(
-        "--rack-aware-assignment-tags",
-        type=_tag_list,
-        metavar="TAG[,TAG...]",
-        help="rack.aware.assignment.tags (default: file, else none)",
-    )
 
 
 def add_generate_parser(commands: Any) -> None:
     """``streams-lag generate``: a synthetic fleet in the real formats."""
     generate = commands.add_parser("generate", help="write a synthetic fleet in the real formats")
-    generate.add_argument("--instances", type=_bounded(1, 100_000), required=True)
+    generate.add_argument("--instances", type=bounded(1, 100_000), required=True)
     generate.add_argument(
         "--tasks",
-        type=_bounded(1, 10_000_000),
+        type=bounded(1, 10_000_000),
         required=True,
         help="about this many tasks (3 sub-topologies)",
     )
-    generate.add_argument("--stores", type=_bounded(1, 1000), default=2)
-    generate.add_argument("--standbys", type=_bounded(0, 1000), default=1)
+    generate.add_argument("--stores", type=bounded(1, 1000), default=2)
+    generate.add_argument("--standbys", type=bounded(0, 1000), default=1)
     generate.add_argument(
         "--new-instances",
-        type=_bounded(0, 100_000),
+        type=bounded(0, 100_000),
         default=0,
         help="processes that just joined (no state, idle threads)",
     )
@@ -270,7 +156,7 @@ def add_generate_parser(commands: Any) -> None:
     generate.add_argument("--application-id", default="orders-app")
     generate.add_argument(
         "--snapshots",
-        type=_bounded(1, 10**9),
+        type=bounded(1, 10**9),
         default=1,
         help="> 1 writes a history as Parquet rows",
     )
@@ -296,9 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compute":
             return _compute(args)
         if args.command == "members":
-            return _members(args)
+            return run_members(args)
         if args.command == "snapshot":
-            return _snapshot(args)
+            return run_snapshot(args)
+        if args.command == "streams-group":
+            return run_streams_group(args)
         return _generate(args)
     except (LagInputError, CodecError) as exc:
         print(f"streams-lag: error: {exc}", file=sys.stderr)
@@ -314,87 +202,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"streams-lag: error: Spark job failed: {spark_error_line(exc)}", file=sys.stderr)
         return 1
-
-
-def _members(args: argparse.Namespace) -> int:
-    import json
-
-    from lag.sources.streams_group_state import member_document, read_streams_members
-
-    members = read_streams_members(args.bootstrap_server, args.application_id, args.timeout_ms)
-    docs = [member_document(m) for m in members]
-    if args.json:
-        print(json.dumps({"application_id": args.application_id, "members": docs}, indent=1))
-        return 0
-    for doc in docs:
-        print(f"{doc['client_id']} ({doc['member_id']}, {doc['client_host']})")
-        for key in ("process_id", "version", "user_endpoint", "client_tags", "task_offset_sums"):
-            print(f"  {key}: {doc['subscription'][key]}")
-        assignment = doc["assignment"] or {"active_tasks": "-", "standby_tasks": "-"}
-        print(f"  active: {assignment['active_tasks']}")
-        print(f"  standby: {assignment['standby_tasks']}")
-    print(f"{len(docs)} member(s) in group {args.application_id}", file=sys.stderr)
-    return 0
-
-
-def _snapshot(args: argparse.Namespace) -> int:
-    from lag.job.snapshot import config_notes, take_snapshot
-    from lag.sources.streams_config import CONFIG_FLAGS
-    from streams_assign.formats.atomic import dumps_json, write_atomic
-    from streams_assign.formats.cluster_state import parse_cluster_state
-
-    snapshot, resolved = take_snapshot(
-        args.bootstrap_server,
-        args.application_id,
-        command_config=args.command_config,
-        streams_config=args.streams_config,
-        metrics=args.metrics,
-        state_dirs=args.state_dirs,
-        topology=args.topology,
-        timeout_ms=args.timeout_ms,
-        flags={flag: getattr(args, flag[2:].replace("-", "_")) for flag in CONFIG_FLAGS},
-    )
-    try:
-        parse_cluster_state(snapshot.document)
-    except Exception as exc:  # never write a state the assignor would refuse
-        raise LagInputError(f"snapshot of {args.application_id!r} is not valid: {exc}") from None
-    try:
-        write_atomic(args.out, dumps_json(snapshot.document))
-    except OSError as exc:
-        raise LagInputError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
-    if not args.quiet:
-        from rich.console import Console
-
-        Console(stderr=True, width=120).print(provenance_table(snapshot))
-    for note in [*config_notes(resolved), *snapshot.notes]:
-        print(f"streams-lag: {note}", file=sys.stderr)
-    clients = snapshot.document["clients"]
-    print(
-        f"wrote {args.out}: {len(clients)} client(s), "
-        f"{len(snapshot.document['stateful_tasks'])} stateful task(s)",
-        file=sys.stderr,
-    )
-    return 0
-
-
-def provenance_table(snapshot: Any) -> Any:
-    """Which source each (process, task) offset sum came from, and how old it was.
-
-    Returns
-    -------
-    rich.table.Table
-    """
-    from rich.table import Table
-
-    table = Table(title="offset sums: the freshest source per (process, task)")
-    for name in ("process", "task", "source", "offset sum", "lag", "age"):
-        table.add_column(name, justify="right" if name in ("offset sum", "lag", "age") else "left")
-    for row in snapshot.provenance:
-        age = "-" if row.as_of_ms is None else f"{(snapshot.time_ms - row.as_of_ms) / 1000:.1f} s"
-        table.add_row(
-            row.process_id[:8], row.task, row.source, f"{row.offset_sum:,}", f"{row.lag:,}", age
-        )
-    return table
 
 
 def _print_errors(errors: dict[str, int], stream: Any = None) -> None:

@@ -1,7 +1,8 @@
 """A real single-node Apache Kafka broker (KRaft) on loopback, and Kafka's command-line tools.
 
 :class:`KafkaBroker` runs ``kafka.Kafka`` from the jars that ``kafka/pom.xml`` fetches into
-``.kafka/lib`` (``make kafka``): one combined broker + controller (``process.roles=broker,
+``.kafka/lib`` (Kafka 4.2.1) or ``.kafka/lib-44`` (Kafka 4.4.0, ``version="4.4"``; ``make kafka``
+fetches both): one combined broker + controller (``process.roles=broker,
 controller``) whose storage is formatted in a fresh temporary folder by Kafka's
 ``kafka.tools.StorageTool`` (what ``kafka-storage.sh format`` runs), listening on two free
 ``127.0.0.1`` ports. :meth:`KafkaBroker.run_tool` runs the main classes behind Kafka's shell
@@ -28,29 +29,27 @@ A broker takes tens of seconds to start, so this is not a doctest (``tests/kafka
 from __future__ import annotations
 
 import atexit
-import base64
 import contextlib
 import os
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import tempfile
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from devtools.kafka.java import classpath, java_executable
+from devtools.kafka.net import api_versions_answer, free_port, random_cluster_id
 from streams_assign.errors import StreamsAssignError
 
 __all__ = [
     "KafkaBroker",
     "KafkaBrokerError",
     "KafkaToolError",
+    "KAFKA_VERSIONS",
     "free_port",
     "running_broker",
 ]
@@ -59,6 +58,9 @@ __all__ = [
 BROKER_HEAP = "-Xmx512m"
 #: JVM heap of one run of a command-line tool.
 TOOL_HEAP = "-Xmx256m"
+
+#: Kafka line -> the ``.kafka`` folder of its broker, tools and Kafka Streams jars.
+KAFKA_VERSIONS = {"4.2": "lib", "4.4": "lib-44"}
 
 _LOG4J = """\
 log4j.rootLogger={level}, out
@@ -70,7 +72,7 @@ log4j.logger.kafka=INFO
 log4j.logger.org.apache.kafka=INFO
 log4j.logger.kafka.request.logger=WARN
 log4j.logger.state.change.logger=WARN
-"""
+{loggers}"""
 
 
 class KafkaBrokerError(StreamsAssignError, RuntimeError):
@@ -79,53 +81,6 @@ class KafkaBrokerError(StreamsAssignError, RuntimeError):
 
 class KafkaToolError(StreamsAssignError, RuntimeError):
     """One of Kafka's command-line tools exited with a non-zero status or timed out."""
-
-
-def free_port() -> int:
-    """A TCP port on ``127.0.0.1`` that nothing listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _random_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's ``Uuid``)."""
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):
-            return text
-
-
-def _api_versions_answer(host: str, port: int, timeout: float) -> bool:
-    """Whether a Kafka broker answers an ``ApiVersions`` v0 request (api key 18) without error.
-
-    The request is written by hand (header v1: api key, version, correlation id, client id) so
-    that readiness costs no JVM start.
-    """
-    client_id = b"streams-assign-probe"
-    body = struct.pack(">hhih", 18, 0, 7, len(client_id)) + client_id
-    try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.sendall(struct.pack(">i", len(body)) + body)
-            head = _recv_exact(sock, 4)
-            size = struct.unpack(">i", head)[0]
-            payload = _recv_exact(sock, size)
-    except OSError:
-        return False
-    if len(payload) < 6:
-        return False
-    correlation, error_code = struct.unpack(">ih", payload[:6])
-    return correlation == 7 and error_code == 0
-
-
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = sock.recv(size - len(chunks))
-        if not chunk:
-            raise ConnectionError("connection closed by the broker")
-        chunks += chunk
-    return bytes(chunks)
 
 
 _LIVE: weakref.WeakSet[KafkaBroker] = weakref.WeakSet()
@@ -168,16 +123,30 @@ class KafkaBroker:
         the first rebalance of a classic group is not held back). The streams-group twin
         ``group.streams.initial.rebalance.delay.ms`` gets the same value.
     configs:
-        More broker configs (``server.properties`` keys), applied last, so they override ours.
+        More broker configs (``server.properties`` keys), applied last, so they override ours
+        (``group.streams.num.standby.replicas``, ``group.streams.assignors``, ...).
     heap:
         The JVM's ``-Xmx`` option.
     startup_timeout:
         Seconds to wait for the broker to answer an ``ApiVersions`` request.
+    version:
+        Kafka line of the broker and of :meth:`run_tool`: ``"4.2"`` (``.kafka/lib``) or
+        ``"4.4"`` (``.kafka/lib-44``). On 4.4 ``group.coordinator.rebalance.protocols`` lists
+        ``streams`` explicitly (streams groups, KIP-1071).
+    extra_classpath:
+        Jars or class folders put before Kafka's on the broker's class path (a streams-group
+        assignor named in ``group.streams.assignors``, KIP-1357).
+    log_levels:
+        Logger name -> log4j level in the broker's ``server.log`` (for example
+        ``{"org.apache.kafka.coordinator.group": "DEBUG"}``, which logs each streams-group
+        target computation).
 
     Raises
     ------
+    ValueError
+        When ``version`` is not a key of :data:`KAFKA_VERSIONS`.
     KafkaJarsMissingError
-        From :meth:`start` when ``.kafka/lib`` holds no jar or no ``java`` is found.
+        From :meth:`start` when the version's jar folder holds no jar or no ``java`` is found.
     KafkaBrokerError
         From :meth:`start` when formatting fails, the JVM exits, or it does not answer in time;
         the message carries the tail of the broker's log.
@@ -191,7 +160,18 @@ class KafkaBroker:
         configs: Mapping[str, object] | None = None,
         heap: str = BROKER_HEAP,
         startup_timeout: float = 120.0,
+        version: str = "4.2",
+        extra_classpath: Sequence[str | Path] = (),
+        log_levels: Mapping[str, str] | None = None,
     ) -> None:
+        if version not in KAFKA_VERSIONS:
+            raise ValueError(
+                f"Kafka version {version!r} is not one of {sorted(KAFKA_VERSIONS)} (kafka/pom.xml)"
+            )
+        self.version = version
+        self.jars = KAFKA_VERSIONS[version]
+        self.extra_classpath = tuple(Path(p) for p in extra_classpath)
+        self.log_levels = dict(log_levels or {})
         self._work_parent = Path(work_dir) if work_dir is not None else None
         self.group_initial_rebalance_delay_ms = group_initial_rebalance_delay_ms
         self.extra_configs = dict(configs or {})
@@ -265,6 +245,8 @@ class KafkaBroker:
             "group.streams.min.heartbeat.interval.ms": 500,
             "log.segment.bytes": 8 * 1024 * 1024,
         }
+        if self.version != "4.2":
+            props["group.coordinator.rebalance.protocols"] = "classic,consumer,streams"
         props.update(self.extra_configs)
         return {key: str(value) for key, value in props.items()}
 
@@ -278,7 +260,7 @@ class KafkaBroker:
         if self.running:
             return self
         _exit_on_sigterm()
-        cp = classpath("lib")
+        cp = classpath(self.jars, extra=self.extra_classpath)
         java = java_executable()
         if self._work_parent is not None:
             self._work_parent.mkdir(parents=True, exist_ok=True)
@@ -300,7 +282,8 @@ class KafkaBroker:
         self.log_dir.mkdir()
         self.data_dir.mkdir()
         log4j = self.root / "log4j.properties"
-        log4j.write_text(_LOG4J.format(level="INFO"))
+        loggers = "".join(f"log4j.logger.{name}={lvl}\n" for name, lvl in self.log_levels.items())
+        log4j.write_text(_LOG4J.format(level="INFO", loggers=loggers))
         props = self.root / "server.properties"
         props.write_text(
             "".join(f"{key}={value}\n" for key, value in self.server_properties().items())
@@ -313,7 +296,7 @@ class KafkaBroker:
                 "format",
                 "--ignore-formatted",
                 "--cluster-id",
-                _random_cluster_id(),
+                random_cluster_id(),
                 "--config",
                 str(props),
             ],
@@ -350,7 +333,7 @@ class KafkaBroker:
                     f"the broker exited with status {self._process.returncode} while starting:"
                     f"\n{self.log_tail()}"
                 )
-            if _api_versions_answer("127.0.0.1", self.port, timeout=2.0):
+            if api_versions_answer("127.0.0.1", self.port, timeout=2.0):
                 return
             time.sleep(0.25)
         raise KafkaBrokerError(
@@ -463,7 +446,7 @@ class KafkaBroker:
         check: bool = True,
         jvm_args: Sequence[str] = (),
     ) -> subprocess.CompletedProcess[str]:
-        """Run one of Kafka's command-line tools from ``.kafka/lib`` in its own JVM.
+        """Run one of Kafka's command-line tools from this broker's Kafka line in its own JVM.
 
         Parameters
         ----------
@@ -494,10 +477,10 @@ class KafkaBroker:
         KafkaToolError
             On a time-out, or a non-zero exit status when ``check``.
         """
-        cp = classpath("lib")
+        cp = classpath(self.jars)
         log4j = Path(tempfile.gettempdir()) / "streams-assign-tools-log4j.properties"
         if not log4j.exists():
-            log4j.write_text(_LOG4J.format(level="WARN").replace("=INFO", "=WARN"))
+            log4j.write_text(_LOG4J.format(level="WARN", loggers="").replace("=INFO", "=WARN"))
         command = [
             java_executable(),
             TOOL_HEAP,

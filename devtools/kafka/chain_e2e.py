@@ -273,6 +273,7 @@ def run_chain(
         session_timeout_ms=session_timeout_ms,
         heartbeat_interval_ms=1000,
         app=CLICKS_APP,
+        jmx=True,
     )
     zones: dict[str, str] = {}
 

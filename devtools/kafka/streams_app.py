@@ -1,7 +1,9 @@
 """A real Kafka Streams application, run as separate JVM instances against a real broker.
 
 The Java sources are in ``kafka/streams-app/src`` (``streamsassign.app.OrdersApp``), compiled with
-``javac`` against ``.kafka/lib`` on first use. Topology (``OrdersApp#topology``)::
+``javac`` against ``.kafka/lib`` (Kafka 4.2) or ``.kafka/lib-44`` (Kafka 4.4, where
+``group.protocol=streams`` makes it a member of a streams group, KIP-1071) on first use.
+Topology (``OrdersApp#topology``)::
 
     sub-topology 0  orders -> filter -> selectKey(customer) -> orders-by-customer-repartition
     sub-topology 1  repartition -> aggregate into store order-totals -> customer-totals
@@ -31,12 +33,19 @@ import tempfile
 import time
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devtools.kafka.broker import KafkaBroker, free_port
+from devtools.kafka.apps import (
+    CLICKS_APP,
+    LOG4J,
+    ORDERS_APP,
+    STORES,
+    AppSpec,
+)
+from devtools.kafka.broker import KAFKA_VERSIONS, KafkaBroker, free_port
 from devtools.kafka.java import classpath, compile_java, java_executable, kafka_lib
 from devtools.paths import BUILD, KAFKA_SOURCES
 from streams_assign.errors import StreamsAssignError
@@ -45,6 +54,7 @@ __all__ = [
     "APP_SOURCES",
     "CLICKS_APP",
     "ORDERS_APP",
+    "STORES",
     "AppSpec",
     "INPUT_PARTITIONS",
     "ProcessAssignment",
@@ -59,65 +69,38 @@ APP_SOURCES = KAFKA_SOURCES / "streams-app" / "src"
 #: Partitions of ``orders`` and ``payments``: 4 tasks in each of the 3 sub-topologies.
 INPUT_PARTITIONS = 4
 BUILD_DIR = BUILD / "streams-app"
-MAIN_CLASS = "streamsassign.app.OrdersApp"
-PRODUCE_CLASS = "streamsassign.app.Produce"
-#: Stores of the topology, whose changelogs are ``<application.id>-<store>-changelog``.
-STORES = ("order-totals", "payment-counts")
-
-
-@dataclass(frozen=True)
-class AppSpec:
-    """Which Java application the instances run (``StreamsCluster(app=...)``).
-
-    Attributes
-    ----------
-    main_class:
-        The instance's main class (arguments as ``OrdersApp`` takes them).
-    produce:
-        The producer's main class and its leading arguments (then bootstrap, prefix, count,
-        keys, start, partitions).
-    tasks:
-        Tasks of the topology with :data:`INPUT_PARTITIONS` input partitions.
-    stores:
-        The topology's stores.
-    """
-
-    main_class: str
-    produce: tuple[str, ...]
-    tasks: int
-    stores: tuple[str, ...]
-
-
-ORDERS_APP = AppSpec(MAIN_CLASS, (PRODUCE_CLASS,), 3 * INPUT_PARTITIONS, STORES)
-#: ``streamsassign.app.ClicksApp``: three sources in one sub-topology, a table store, a window
-#: store, two repartition topics, a stateless sub-topology (4 sub-topologies, 3 stateful).
-CLICKS_APP = AppSpec(
-    "streamsassign.app.ClicksApp",
-    ("streamsassign.app.ClicksApp", "produce"),
-    4 * INPUT_PARTITIONS,
-    ("users-store", "page-counts", "name-totals"),
-)
-
-_LOG4J = """\
-log4j.rootLogger=WARN, err
-log4j.appender.err=org.apache.log4j.ConsoleAppender
-log4j.appender.err.Target=System.err
-log4j.appender.err.layout=org.apache.log4j.PatternLayout
-log4j.appender.err.layout.ConversionPattern=[%d] %p [%t] %m (%c)%n
-log4j.logger.org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor=INFO
-log4j.logger.org.apache.kafka.streams.processor.internals.assignment=INFO
-"""
 
 
 class StreamsAppError(StreamsAssignError, RuntimeError):
     """An instance of the Streams application failed, or did not reach the awaited state."""
 
 
-def app_classpath() -> str:
-    """Class path of the compiled application followed by ``.kafka/lib`` (compiles if needed)."""
-    cp = classpath("lib")
-    compiled = compile_java(APP_SOURCES, BUILD_DIR, cp)
-    return f"{compiled}{os.pathsep}{cp}"
+def app_classpath(kafka_version: str = "4.2", extra_classpath: Sequence[str | Path] = ()) -> str:
+    """Class path of the compiled application followed by the jars of one Kafka line.
+
+    Parameters
+    ----------
+    kafka_version:
+        ``"4.2"`` (``.kafka/lib``) or ``"4.4"`` (``.kafka/lib-44``); the application is
+        compiled against that line's jars into its own build folder (compiles if needed).
+    extra_classpath:
+        Jars or class folders put after the application and before Kafka's jars (a plug-in a
+        config of the application names).
+
+    Raises
+    ------
+    ValueError
+        When ``kafka_version`` is not a key of :data:`~devtools.kafka.broker.KAFKA_VERSIONS`.
+    KafkaJarsMissingError
+        When that line's jar folder holds no jar (``make kafka``).
+    """
+    if kafka_version not in KAFKA_VERSIONS:
+        raise ValueError(f"Kafka version {kafka_version!r} is not one of {sorted(KAFKA_VERSIONS)}")
+    jars = KAFKA_VERSIONS[kafka_version]
+    cp = classpath(jars)
+    build = BUILD_DIR if jars == "lib" else BUILD / f"streams-app-{jars}"
+    compiled = compile_java(APP_SOURCES, build, cp)
+    return os.pathsep.join([str(compiled), *map(str, extra_classpath), cp])
 
 
 def app_classpath_next() -> str:
@@ -269,7 +252,7 @@ class StreamsInstance:
             c.cp,
             c.app.main_class,
             *(f"{key}={value}" for key, value in args.items()),
-            *(f"config.{key}={value}" for key, value in self.configs.items()),
+            *(f"config.{key}={value}" for key, value in {**c.configs, **self.configs}.items()),
         ]
         self._log_file = open(self.log, "ab")  # noqa: SIM115 (closed in _reap)
         self._process = subprocess.Popen(
@@ -389,13 +372,24 @@ class StreamsCluster:
         Put before ``orders``, ``payments`` and the output topics (default
         ``<application.id>.``), so applications on one broker never share input.
     cp:
-        Class path of the instances (default :func:`app_classpath`, Kafka Streams of
-        ``.kafka/lib``; :func:`app_classpath_next` runs Kafka Streams 4.3).
+        Class path of the instances (default :func:`app_classpath` of ``kafka_version`` and
+        ``extra_classpath``; :func:`app_classpath_next` runs Kafka Streams 4.3).
     jmx:
         Open a loopback JMX port on every instance (:attr:`StreamsInstance.jmx_port`), as an
         operator's monitoring does, so Kafka's ``JmxTool`` can read its metrics.
     app:
         The application (:data:`ORDERS_APP`, :data:`CLICKS_APP`).
+    kafka_version:
+        Kafka line of the instances' jars when ``cp`` is not given: ``"4.2"`` or ``"4.4"``.
+    extra_classpath:
+        Plug-in jars or class folders on the instances' class path when ``cp`` is not given.
+    configs:
+        Kafka Streams configs of every instance (``group.protocol=streams`` ...), passed as
+        ``config.<name>=<value>``; an instance's own ``configs`` override them.
+    partitions:
+        Partitions of ``orders`` and ``payments`` (so tasks per sub-topology) that
+        :meth:`create_input_topics` and :meth:`produce` use by default and :meth:`is_stable`
+        expects.
 
     Raises
     ------
@@ -423,6 +417,10 @@ class StreamsCluster:
         cp: str | None = None,
         jmx: bool = False,
         app: AppSpec = ORDERS_APP,
+        kafka_version: str = "4.2",
+        extra_classpath: Sequence[str | Path] = (),
+        configs: Mapping[str, object] | None = None,
+        partitions: int = INPUT_PARTITIONS,
     ) -> None:
         self.app = app
         self.broker = broker
@@ -437,17 +435,20 @@ class StreamsCluster:
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.heap = heap
         self.topics_prefix = f"{application_id}." if topics_prefix is None else topics_prefix
-        self.cp = app_classpath() if cp is None else cp
+        self.kafka_version = kafka_version
+        self.partitions = partitions
+        self.configs = {key: str(value) for key, value in (configs or {}).items()}
+        self.cp = app_classpath(kafka_version, extra_classpath) if cp is None else cp
         if work_dir is not None:
             Path(work_dir).mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix=f"streams-{application_id}-", dir=work_dir))
         self.log4j = self.root / "log4j.properties"
-        self.log4j.write_text(_LOG4J)
+        self.log4j.write_text(LOG4J)
         self.instances: list[StreamsInstance] = []
         _LIVE.add(self)
 
     # ------------------------------------------------------------------ set-up
-    def create_input_topics(self, partitions: int = INPUT_PARTITIONS) -> None:
+    def create_input_topics(self, partitions: int | None = None) -> None:
         """Create this application's input and output topics when missing (Kafka's Admin)."""
         self.produce(0, partitions=partitions)
 
@@ -456,7 +457,7 @@ class StreamsCluster:
         count: int,
         customers: int = 64,
         start: int = 0,
-        partitions: int = INPUT_PARTITIONS,
+        partitions: int | None = None,
     ) -> None:
         """Write ``count`` records to ``<prefix>orders`` and to ``<prefix>payments``
         (acknowledged), creating the topics first when missing."""
@@ -475,7 +476,7 @@ class StreamsCluster:
                 str(count),
                 str(customers),
                 str(start),
-                str(partitions),
+                str(self.partitions if partitions is None else partitions),
             ],
             capture_output=True,
             text=True,
@@ -574,7 +575,7 @@ class StreamsCluster:
             if current.active & current.standby:
                 return False
             active += current.active
-        return len(active) == len(set(active)) == self.app.tasks
+        return len(active) == len(set(active)) == self.app.subtopologies * self.partitions
 
     def wait_stable(self, timeout: float = 180.0, quiet_ms: int = 3000) -> dict[str, Any]:
         """Wait for :meth:`is_stable`; return the assignments (process id -> tasks)."""

@@ -109,6 +109,11 @@ COMMANDS: tuple[Command, ...] = (
         "the classic HA decision beside the KIP-1071 streams-group decision for one cluster",
     ),
     Command(
+        "streams-chain",
+        "streams_assign.cli.streams_chain",
+        "every target computation a kill, join, leave or bounce causes in a streams group",
+    ),
+    Command(
         "consumer-assign",
         "streams_assign.cli.consumer_assign",
         "run Kafka's consumer assignors (range, roundrobin, sticky, cooperative-sticky)",

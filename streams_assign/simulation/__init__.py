@@ -15,6 +15,8 @@
 - :mod:`~streams_assign.simulation.rates`: restore rates from a ``streams-lag`` restore table.
 - :mod:`~streams_assign.simulation.scores`: convergences beside the optimum's one-step cost
   (``streams-assign compare``).
+- :mod:`~streams_assign.simulation.streams_group_chain`: every target computation a kill, join,
+  leave or bounce causes in a streams group (``streams-assign streams-chain``).
 
 Their tables, plots and HTML pages are in :mod:`streams_assign.views`.
 """

@@ -25,6 +25,7 @@ PACKAGES = ("streams_assign", "lag")
 #: must be listed while it does and leave the list when it stops (the test checks both ways).
 PRINTS_ITSELF = {
     "lag/cli.py": "the streams-lag command: prints the compute summary table on stderr",
+    "lag/cli_live.py": "streams-lag snapshot / members: prints where each offset sum came from",
     "lag/demo.py": "python -m lag.demo (make demo): prints its steps and the lag table",
 }
 

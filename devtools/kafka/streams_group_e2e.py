@@ -1,0 +1,340 @@
+"""End-to-end on the streams protocol: a real Streams app on ``group.protocol=streams`` against
+the Kafka 4.4 broker, every target computation the broker makes compared with the twin.
+
+:func:`run_streams_group_scenarios` starts ``instances`` instances of the project's app
+(``threads`` stream threads each), then runs, one after the other on the same group:
+
+- **A (join)**: one more instance joins;
+- **B (kill -9)**: the first instance is killed (its members leave at session expiry);
+- **C (rolling bounce)**: every surviving instance is stopped (``KafkaStreams#close``) and
+  started again on its state directory (same process id, new member ids), one at a time.
+
+Each phase records the broker log's line count at its start, the Admin API's description of
+the group before and after (:mod:`lag.sources.streams_group_describe`) and what every stream
+thread runs once the group is stable. :func:`check_phase` then compares, for the phase:
+
+1. every target computation in the broker log (DEBUG ``GroupMetadataManager``) with
+   ``streams_group_sticky`` on the state rebuilt from the log (members, process ids, what each
+   held) and the offsets the members reported (the description): member by member;
+2. the chain predicted before the change (:mod:`streams_assign.simulation.streams_group_chain`)
+   with the broker's first computation of the phase, given the ids the new members drew;
+3. the last computation with the description's target assignment and with what every thread
+   runs.
+
+Task offsets are not in the broker's log and members report them again over time, so a
+:class:`~devtools.kafka.streams_group_live.DescribeWatcher` describes the group every 300 ms and
+each computation takes every member's last description before its log time
+(:func:`offsets_at`; see ``docs/e2e.md``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.streams_app import StreamsCluster
+from devtools.kafka.streams_group_live import DescribeWatcher, describe, set_group_configs
+from lag.sources.streams_group_describe import DescribedGroup, streams_group_state
+from lag.sources.streams_group_log import (
+    TargetComputation,
+    computation_state,
+    read_target_computations,
+)
+from streams_assign.assignors.streams_group_sticky import assign_streams_group
+from streams_assign.simulation.streams_group_chain import ChainChange, predict_chain
+
+__all__ = [
+    "Phase",
+    "StreamsGroupRun",
+    "check_phase",
+    "check_startup",
+    "offsets_at",
+    "run_streams_group_scenarios",
+]
+
+
+@dataclass
+class Phase:
+    """One scenario's record: where its log starts, the descriptions, what the threads run."""
+
+    name: str
+    change: str
+    process_id: str
+    log_start: int
+    before: DescribedGroup
+    after: DescribedGroup | None = None
+    running: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+
+
+@dataclass
+class StreamsGroupRun:
+    """Everything :func:`check_phase` needs, read after the run."""
+
+    application_id: str
+    threads: int
+    phases: list[Phase]
+    log: str
+    offsets: dict[str, dict[str, dict[int, int]]]
+    watched: list[DescribedGroup] = field(default_factory=list)
+
+
+def _log_lines(broker: KafkaBroker) -> int:
+    return len((broker.log_dir / "server.log").read_text(errors="replace").splitlines())
+
+
+def _running(cluster: StreamsCluster) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Client id of each stream thread's consumer -> (active, standby) task ids it runs."""
+    out = {}
+    for instance in cluster.running_instances():
+        current = instance.assignment()
+        assert current is not None
+        for thread, tasks in current.threads.items():
+            out[f"{thread}-consumer"] = tasks
+    return out
+
+
+def _settle(broker: KafkaBroker, cluster: StreamsCluster, group: str) -> DescribedGroup:
+    """Wait until the instances are stable and the broker's group is stable on its target."""
+    cluster.wait_stable(timeout=240, quiet_ms=2000)
+    deadline = time.monotonic() + 60
+    while True:
+        described = describe(broker, group)
+        alive = {i.process_id for i in cluster.running_instances()}
+        if (
+            described.state == "Stable"
+            and {m.process_id for m in described.members} == alive
+            and all(m.assignment == m.target_assignment for m in described.members)
+        ):
+            return described
+        if time.monotonic() > deadline:
+            raise AssertionError(f"group {group} not stable on the broker: {described}")
+        time.sleep(0.5)
+
+
+def run_streams_group_scenarios(
+    broker: KafkaBroker,
+    application_id: str,
+    *,
+    instances: int = 3,
+    threads: int = 2,
+    partitions: int = 6,
+    standbys: int = 1,
+    records: int = 300,
+    bounces: int = 1,
+    joining_threads: int | None = None,
+) -> StreamsGroupRun:
+    """Run A, B and C (``bounces`` instances restarted) on one streams group of the 4.4
+    ``broker`` and record them."""
+    set_group_configs(
+        broker,
+        application_id,
+        {"streams.num.standby.replicas": standbys, "streams.session.timeout.ms": 6000},
+    )
+    phases: list[Phase] = []
+    offsets: dict[str, dict[str, dict[int, int]]] = {}
+
+    def remember(described: DescribedGroup) -> DescribedGroup:
+        for m in described.members:
+            offsets[m.member_id] = {s: dict(p) for s, p in (m.task_offsets or {}).items()}
+        return described
+
+    with (
+        StreamsCluster(
+            broker,
+            application_id,
+            kafka_version="4.4",
+            configs={"group.protocol": "streams"},
+            partitions=partitions,
+        ) as cluster,
+        DescribeWatcher(broker, application_id, cluster.root / "watch.jsonl") as watch,
+    ):
+        cluster.produce(records)
+        for _ in range(instances):
+            cluster.add_instance(threads=threads)
+        before = remember(_settle(broker, cluster, application_id))
+
+        new = cluster.add_instance(threads=joining_threads or threads, start=False)
+        phases.append(Phase("A", "join", new.process_id, _log_lines(broker), before))
+        new.start()
+        before = phases[-1].after = remember(_settle(broker, cluster, application_id))
+        phases[-1].running = _running(cluster)
+
+        victim = cluster.instances[0]
+        phases.append(Phase("B", "kill", victim.process_id, _log_lines(broker), before))
+        victim.kill()
+        before = phases[-1].after = remember(_settle(broker, cluster, application_id))
+        phases[-1].running = _running(cluster)
+
+        for instance in list(cluster.running_instances())[:bounces]:
+            phases.append(Phase("C", "bounce", instance.process_id, _log_lines(broker), before))
+            instance.stop()
+            instance.start()
+            before = phases[-1].after = remember(_settle(broker, cluster, application_id))
+            phases[-1].running = _running(cluster)
+        watch.__exit__(None, None, None)
+        watched = watch.descriptions()
+    log = (broker.log_dir / "server.log").read_text(errors="replace")
+    return StreamsGroupRun(application_id, threads, phases, log, offsets, watched)
+
+
+def _tasks_json(tasks: Mapping[str, tuple[int, ...]]) -> dict[str, list[int]]:
+    return {s: list(p) for s, p in sorted(tasks.items()) if p}
+
+
+def _differences(
+    computation: TargetComputation, decided: Mapping[str, Any], label: str
+) -> list[str]:
+    out = []
+    for member, real in computation.target.items():
+        ours = decided[member]
+        for kind in ("active", "standby"):
+            if _tasks_json(getattr(real, kind)) != _tasks_json(getattr(ours, kind)):
+                out.append(
+                    f"{label} epoch {computation.epoch} member {member} {kind}: broker "
+                    f"{_tasks_json(getattr(real, kind))}, ours {_tasks_json(getattr(ours, kind))}"
+                )
+    return out
+
+
+def _offsets_of(member: Any) -> dict[str, dict[int, int]]:
+    return {s: dict(p) for s, p in (member.task_offsets or {}).items()}
+
+
+def _log_ms(stamp: str) -> int:
+    moment = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def offsets_at(
+    run: StreamsGroupRun, computation: TargetComputation
+) -> tuple[dict[str, dict[str, dict[int, int]]], int]:
+    """Each member's offsets as last described before the computation's log time (the watcher
+    describes every 300 ms); a member not yet described then takes its first description after
+    it (counted in the second value: an input seen late)."""
+    at = _log_ms(computation.time)
+    out: dict[str, dict[str, dict[int, int]]] = {}
+    late = 0
+    for member in computation.members:
+        before = [
+            m
+            for d in run.watched
+            if d.observed_at_ms is not None and d.observed_at_ms <= at
+            for m in d.members
+            if m.member_id == member
+        ]
+        if before:
+            out[member] = _offsets_of(before[-1])
+            continue
+        after = [m for d in run.watched for m in d.members if m.member_id == member]
+        if after:
+            out[member] = _offsets_of(after[0])
+            late += 1
+    return out, late
+
+
+def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
+    """Compare one recorded phase; return the figures and every difference (none expected).
+
+    Returns
+    -------
+    dict
+        ``computations`` (count), ``replayed_equal`` (count), ``chain_first_equal`` (bool),
+        ``threads_checked`` (count) and ``differences`` (list of one-line strings).
+    """
+    phase = run.phases[index]
+    end = run.phases[index + 1].log_start if index + 1 < len(run.phases) else None
+    text = "\n".join(run.log.splitlines()[:end])
+    comps = [
+        c
+        for c in read_target_computations(text, run.application_id, "server.log")
+        if c.line > phase.log_start
+    ]
+    assert phase.after is not None and phase.before.topology is not None
+    standbys = int(phase.before.configs["streams.num.standby.replicas"] or 0)
+    differences: list[str] = []
+    equal = 0
+    late = 0
+    for c in comps:
+        offsets, after = offsets_at(run, c)
+        late += after
+        state = computation_state(c, phase.before.topology, standbys, offsets)
+        diff = _differences(c, assign_streams_group(state).members, "replay")
+        equal += not diff
+        differences += diff
+    # The chain, predicted from the description before the change (new ids as they were drawn).
+    first = comps[0]
+    before_state = streams_group_state(phase.before)
+    known = {m.member_id for m in before_state.members}
+    new_ids = tuple(m for m in first.members if m not in known)
+    if phase.change == "kill":
+        gone = tuple(m.member_id for m in before_state.members if m.member_id not in first.members)
+        change = ChainChange("kill", phase.process_id, leaving_first=gone)
+    elif phase.change == "join":
+        change = ChainChange(
+            "join",
+            phase.process_id,
+            threads=len(new_ids),
+            member_ids=new_ids,
+            first_alone=len(new_ids),
+        )
+    else:
+        gone = tuple(m.member_id for m in before_state.members if m.member_id not in first.members)
+        change = ChainChange("leave", phase.process_id, leaving_first=gone)
+    predicted = predict_chain(before_state, change).computations[0]
+    chain_diff = _differences(first, predicted.target.members, "chain")
+    differences += chain_diff
+    # The last computation is the description's target and what the threads run.
+    last = comps[-1]
+    by_member = {m.member_id: m for m in phase.after.members}
+    threads = 0
+    for member, real in last.target.items():
+        described = by_member.get(member)
+        if (
+            described is None
+            or described.target_assignment.active != dict(real.active)
+            or (described.target_assignment.standby != dict(real.standby))
+        ):
+            differences.append(f"describe: member {member} target differs from the log's last")
+            continue
+        runs = phase.running.get(described.client_id)
+        want = (
+            frozenset(f"{s}_{p}" for s, ps in real.active.items() for p in ps),
+            frozenset(f"{s}_{p}" for s, ps in real.standby.items() for p in ps),
+        )
+        if runs != want:
+            differences.append(f"threads: {described.client_id} runs {runs}, target {want}")
+        threads += 1
+    return {
+        "phase": f"{phase.name} ({phase.change} {phase.process_id[:8]})",
+        "computations": len(comps),
+        "replayed_equal": equal,
+        "chain_first_equal": not chain_diff,
+        "new_member_ids": list(new_ids),
+        "first_members": len(first.members),
+        "threads_checked": threads,
+        "offsets_seen_after": late,
+        "differences": differences,
+    }
+
+
+def check_startup(run: StreamsGroupRun) -> dict[str, Any]:
+    """Replay every target computation before scenario A (the instances starting) as
+    :func:`check_phase` does; returns ``computations``, ``replayed_equal`` and ``differences``."""
+    first = run.phases[0]
+    assert first.before.topology is not None
+    standbys = int(first.before.configs["streams.num.standby.replicas"] or 0)
+    text = "\n".join(run.log.splitlines()[: first.log_start])
+    comps = read_target_computations(text, run.application_id, "server.log")
+    differences: list[str] = []
+    equal = 0
+    for c in comps:
+        offsets, _ = offsets_at(run, c)
+        state = computation_state(c, first.before.topology, standbys, offsets)
+        diff = _differences(c, assign_streams_group(state).members, "start-up replay")
+        equal += not diff
+        differences += diff
+    return {"computations": len(comps), "replayed_equal": equal, "differences": differences}

@@ -1,0 +1,97 @@
+"""``streams-assign streams-chain STATE``: every target computation a change causes in a streams
+group (KIP-1071), and which results depend on the new members' random ids.
+
+STATE is a streams-group state (``streams-lag streams-group`` writes one from a live group).
+One change per run: ``--kill P`` (one computation when P's session expires), ``--leave P``,
+``--join P --threads N`` (the first thread alone, then all threads an assignment interval
+later, from the reconciliation state ``--reconciliation`` names) or ``--bounce P --threads N``.
+See :mod:`streams_assign.simulation.streams_group_chain`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``streams-chain`` (argparse only)."""
+    parser.add_argument("file", metavar="STATE", help="a streams-group state (JSON)")
+    change = parser.add_mutually_exclusive_group(required=True)
+    for kind in ("kill", "leave", "join", "bounce"):
+        change.add_argument(f"--{kind}", metavar="PROCESS_ID", help=f"{kind} this process")
+    parser.add_argument("--threads", type=int, default=1, help="threads of a joining process")
+    parser.add_argument(
+        "--member-id", action="append", default=[], help="a joining thread's member id, in order"
+    )
+    parser.add_argument(
+        "--first-alone", type=int, default=1, help="threads in a join's first computation (1)"
+    )
+    parser.add_argument(
+        "--reconciliation", choices=("released-only", "full"), default="released-only"
+    )
+    parser.add_argument("--fresh-process", action="store_true", help="the process id is unknown")
+    parser.add_argument("--draws", type=int, default=20, help="random id draws (20)")
+    parser.add_argument("--json", action="store_true", help="one JSON document")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the chain; returns 0 (bad input raises a ``StreamsAssignError``)."""
+    from streams_assign.errors import UsageError
+    from streams_assign.formats.streams_group import load_streams_group
+    from streams_assign.simulation.streams_group_chain import (
+        ChainChange,
+        id_dependence,
+        predict_chain,
+    )
+
+    try:
+        state = load_streams_group(args.file)
+    except OSError as exc:
+        raise UsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
+    kind: Any = next(k for k in ("kill", "leave", "join", "bounce") if getattr(args, k))
+    if args.threads < 1 or not 1 <= args.first_alone <= args.threads:
+        raise UsageError(f"--threads {args.threads} / --first-alone {args.first_alone}: bad")
+    change = ChainChange(
+        kind=kind,
+        process_id=getattr(args, kind),
+        threads=args.threads,
+        member_ids=tuple(args.member_id) or None,
+        first_alone=args.first_alone,
+    )
+    try:
+        chain = predict_chain(state, change, reconciliation=args.reconciliation)
+        depends = (
+            id_dependence(
+                state,
+                change,
+                reconciliation=args.reconciliation,
+                draws=args.draws,
+                fresh_process=args.fresh_process,
+            )
+            if kind in ("join", "bounce") and not args.member_id
+            else [{"per_process": False, "per_thread": False}] * len(chain.computations)
+        )
+    except ValueError as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
+    document = chain.to_json()
+    for entry, dep in zip(document["computations"], depends, strict=True):
+        entry["depends_on_new_ids"] = dep
+    if args.json:
+        print(json.dumps(document, indent=1))
+        return 0
+    for i, entry in enumerate(document["computations"], start=1):
+        dep = entry["depends_on_new_ids"]
+        print(
+            f"computation {i}: {entry['trigger']} ({len(entry['members'])} members; depends on "
+            f"new ids: per process {'yes' if dep['per_process'] else 'no'}, per thread "
+            f"{'yes' if dep['per_thread'] else 'no'})"
+        )
+        for member, target in entry["target"].items():
+            active = " ".join(f"{s}_{p}" for s, ps in target["active"].items() for p in ps)
+            standby = " ".join(f"{s}_{p}" for s, ps in target["standby"].items() for p in ps)
+            print(f"  {member}: active [{active}] standby [{standby}]")
+    return 0

@@ -1,0 +1,53 @@
+"""Scenarios A (join), B (kill -9) and C (rolling bounce) on the streams protocol (KIP-1071):
+the project's Streams app on ``group.protocol=streams`` against the Kafka 4.4 broker, every
+target computation the broker logged compared with ``streams_group_sticky``, the chain predicted
+before each change with the broker's first computation, and the last target with what every
+stream thread runs (``devtools/kafka/streams_group_e2e.py``, ``docs/e2e.md``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.streams_group_e2e import (
+    StreamsGroupRun,
+    check_phase,
+    check_startup,
+    run_streams_group_scenarios,
+)
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture(scope="module")
+def streams_group_run(kafka_broker_44: KafkaBroker) -> StreamsGroupRun:
+    """3 instances x 2 threads, 6 partitions, 1 standby; then A, B and C (one bounce)."""
+    return run_streams_group_scenarios(
+        kafka_broker_44, "e2e-streams-group", instances=3, threads=2, partitions=6, standbys=1
+    )
+
+
+def _phase(run: StreamsGroupRun, name: str) -> dict[str, Any]:
+    index = next(i for i, p in enumerate(run.phases) if p.name == name)
+    return check_phase(run, index)
+
+
+def test_start_up_every_computation_replayed(streams_group_run: StreamsGroupRun) -> None:
+    result = check_startup(streams_group_run)
+    assert result["differences"] == []
+    assert result["computations"] >= 2
+    assert result["replayed_equal"] == result["computations"]
+
+
+@pytest.mark.parametrize(("name", "threads"), [("A", 8), ("B", 6), ("C", 6)])
+def test_every_computation_of_the_scenario_predicted(
+    streams_group_run: StreamsGroupRun, name: str, threads: int
+) -> None:
+    result = _phase(streams_group_run, name)
+    assert result["differences"] == [], result
+    assert result["computations"] >= 1
+    assert result["replayed_equal"] == result["computations"]
+    assert result["chain_first_equal"]
+    assert result["threads_checked"] == threads
