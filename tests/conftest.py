@@ -118,6 +118,7 @@ HEAVY_FIXTURES = {
     "kafka_reference": "kafka",
     "kafka_groups": "kafka",
     "kafka_sticky": "kafka",
+    "kafka_plugin": "kafka",
 }
 
 

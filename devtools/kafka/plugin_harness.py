@@ -11,15 +11,17 @@ the two differ (the differential of ``tests/plugins/`` and ``benchmarks/plugin_d
 
 from __future__ import annotations
 
+import random
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from devtools.generators.cluster_states import random_cluster_state, random_scenario
 from devtools.kafka.java import JavaBatch, JavaError, java_executable
 from devtools.paths import KAFKA_SOURCES
-from streams_assign.model import ClusterState
+from streams_assign.model import LATEST_OFFSET, LONG_MAX_VALUE, ClusterState
 
 __all__ = [
     "HARNESS_CLASS",
@@ -27,6 +29,8 @@ __all__ = [
     "PluginHarness",
     "cluster_request",
     "disagreements",
+    "draw_state",
+    "fed_back",
     "plugin_jar",
     "python_decision",
 ]
@@ -69,7 +73,8 @@ def plugin_jar(build: bool = True) -> Path:
         check=False,
     )
     if result.returncode != 0 or not jar.exists():
-        raise JavaError(f"mvn package of {PLUGIN_POM} failed:\n{(result.stdout + result.stderr)[-4000:]}")
+        tail = (result.stdout + result.stderr)[-4000:]
+        raise JavaError(f"mvn package of {PLUGIN_POM} failed:\n{tail}")
     return jar
 
 
@@ -202,3 +207,57 @@ class PluginHarness:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def draw_state(rng: random.Random) -> dict[str, Any]:
+    """One random cluster-state document for the differential.
+
+    :func:`~devtools.generators.cluster_states.random_cluster_state` (a third with client tags,
+    a fifth with up to 30 clients and 120 tasks) or
+    :func:`~devtools.generators.cluster_states.random_scenario`; a quarter of them also give
+    ``changelog_end_offset_sums`` (small, large or ``Long.MAX_VALUE`` per task), so clients
+    without state may count as caught up.
+    """
+    roll = rng.random()
+    if roll < 0.2:
+        document = random_scenario(rng)
+    elif roll < 0.4:
+        document = random_cluster_state(rng, max_clients=30, max_tasks=120, tags=rng.random() < 0.3)
+    else:
+        document = random_cluster_state(rng, tags=rng.random() < 0.35)
+    if rng.random() < 0.25:
+        ends = {}
+        for task in document["stateful_tasks"]:
+            if rng.random() < 0.8:
+                ends[task] = rng.choice([0, 50, 5_000, 20_000, 2_000_000, LONG_MAX_VALUE])
+        document["changelog_end_offset_sums"] = ends
+    return document
+
+
+def fed_back(
+    document: Mapping[str, Any], decision: Mapping[str, Any], rng: random.Random
+) -> dict[str, Any]:
+    """The next rebalance after ``decision`` ran: its actives and standbys become the previous
+    assignment; actives report ``-2``, standbys (warmups included) a lag that may have caught up.
+    """
+    acceptable = document.get("configs", {}).get("acceptable_recovery_lag", 10_000)
+    clients = []
+    for client in document["clients"]:
+        mine = decision["clients"][client["id"]]
+        lags: dict[str, int] = {}
+        for task in mine["standby"]:
+            bound = acceptable if acceptable < LONG_MAX_VALUE else 10_000
+            lags[task] = rng.choice([0, bound, bound + 1, 10 * bound + 7, -3])
+        for task in mine["active"]:
+            if task in document["stateful_tasks"]:
+                lags[task] = LATEST_OFFSET
+        clients.append(
+            {
+                **client,
+                "prev_active": list(mine["active"]),
+                "prev_standby": [t for t in mine["standby"] if t not in mine["active"]],
+                "task_lags": lags,
+            }
+        )
+        clients[-1].pop("consumers", None)
+    return {**document, "clients": clients}
