@@ -138,56 +138,6 @@ final class Json {
 
     /** Writes maps, lists, strings, numbers, booleans and null. */
     static String write(Object value) {
-        StringBuilder out = new StringBuilder();
-        write(value, out);
-        return out.toString();
-    }
-
-    private static void write(Object value, StringBuilder out) {
-        if (value == null) {
-            out.append("null");
-        } else if (value instanceof Map<?, ?> map) {
-            out.append('{');
-            boolean first = true;
-            for (Map.Entry<?, ?> e : map.entrySet()) {
-                if (!first) {
-                    out.append(',');
-                }
-                first = false;
-                writeString(String.valueOf(e.getKey()), out);
-                out.append(':');
-                write(e.getValue(), out);
-            }
-            out.append('}');
-        } else if (value instanceof Iterable<?> list) {
-            out.append('[');
-            boolean first = true;
-            for (Object v : list) {
-                if (!first) {
-                    out.append(',');
-                }
-                first = false;
-                write(v, out);
-            }
-            out.append(']');
-        } else if (value instanceof Number || value instanceof Boolean) {
-            out.append(value);
-        } else {
-            writeString(value.toString(), out);
-        }
-    }
-
-    private static void writeString(String text, StringBuilder out) {
-        out.append('"');
-        for (char ch : text.toCharArray()) {
-            if (ch == '"' || ch == '\\') {
-                out.append('\\').append(ch);
-            } else if (ch < 0x20) {
-                out.append(String.format("\\u%04x", (int) ch));
-            } else {
-                out.append(ch);
-            }
-        }
-        out.append('"');
+        return io.streamsassign.assignor.core.Documents.write(value);
     }
 }
