@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from devtools.generators.cluster_states import random_cluster_state, random_scenario
+from devtools.generators.streams_groups import random_streams_group
 from devtools.kafka.java import JavaBatch, JavaError, java_executable
 from devtools.paths import KAFKA_SOURCES
 from streams_assign.model import LATEST_OFFSET, LONG_MAX_VALUE, ClusterState
@@ -29,8 +30,11 @@ __all__ = [
     "PluginHarness",
     "cluster_request",
     "disagreements",
+    "draw_group",
     "draw_state",
     "fed_back",
+    "group_disagreements",
+    "python_group_decision",
     "plugin_jar",
     "python_decision",
 ]
@@ -261,3 +265,48 @@ def fed_back(
         )
         clients[-1].pop("consumers", None)
     return {**document, "clients": clients}
+
+
+def draw_group(rng: random.Random) -> dict[str, Any]:
+    """One random streams-group state for the broker form's differential.
+
+    :func:`~devtools.generators.streams_groups.random_streams_group`, with
+    ``task_end_offsets`` added to most members: per reported offset an end offset at, just
+    above, well above (beyond ``acceptable.recovery.lag``) or below it, some left out.
+    """
+    document = random_streams_group(rng)
+    for member in document.get("members", []):
+        if rng.random() < 0.2:
+            continue
+        ends: dict[str, dict[str, int]] = {}
+        for sub, parts in member.get("task_offsets", {}).items():
+            for p, offset in parts.items():
+                if rng.random() < 0.85:
+                    lag = rng.choice([0, 7, 10_000, 10_001, 250_000, -5])
+                    ends.setdefault(sub, {})[p] = max(0, offset + lag)
+        member["task_end_offsets"] = ends
+    return document
+
+
+def python_group_decision(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The Python broker form's decision (``assign_group(..., "lag_aware_sticky")``) as JSON."""
+    from streams_assign.assignors import assign_group
+
+    decided: dict[str, Any] = assign_group(document, "lag_aware_sticky").to_json()
+    return decided
+
+
+def group_disagreements(python: Mapping[str, Any], java: Mapping[str, Any]) -> list[str]:
+    """Members whose tasks differ between two streams-group decisions (or the Java error)."""
+    if "error" in java:
+        return [f"java failed: {java['error']}"]
+    mine, theirs = python["members"], java["members"]
+    out = []
+    for member in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(member, {}), theirs.get(member, {})
+        for kind in ("active", "standby"):
+            left = {s: sorted(p) for s, p in a.get(kind, {}).items() if p}
+            right = {s: sorted(p) for s, p in b.get(kind, {}).items() if p}
+            if left != right:
+                out.append(f"{member} {kind}: python {left} java {right}")
+    return out
