@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 # (docs/plugins.md); the tests rebuild it when a source is newer.
 KAFKA_STAMP := .kafka/.fetched
 
-$(KAFKA_STAMP): kafka/pom.xml kafka/assignor/pom.xml $(shell find kafka/assignor/src -name '*.java')
+$(KAFKA_STAMP): kafka/pom.xml kafka/lib-44/pom.xml kafka/assignor/pom.xml $(shell find kafka/assignor/src -name '*.java')
 	bash scripts/ensure-java.sh
 	bash scripts/ensure-maven.sh
 	mvn -q -B -f kafka/pom.xml package

@@ -57,6 +57,44 @@ def kafka_broker(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def
             print(f"\nKafka broker logs kept in {kept / 'logs'}")
 
 
+#: Broker configs of the one Kafka 4.4 broker of a test run: streams groups (KIP-1071) with short
+#: session timeouts (scenario B waits for one to expire), heartbeats every second, no initial
+#: rebalance delay, Kafka's 1 s assignment interval, and every streams-group target computation
+#: logged (``org.apache.kafka.coordinator.group`` at DEBUG in ``server.log``).
+KAFKA_44_CONFIGS = {
+    "group.streams.min.session.timeout.ms": 1000,
+    "group.streams.session.timeout.ms": 6000,
+    "group.streams.min.heartbeat.interval.ms": 500,
+    "group.streams.heartbeat.interval.ms": 1000,
+    "group.streams.initial.rebalance.delay.ms": 0,
+}
+KAFKA_44_LOG_LEVELS = {"org.apache.kafka.coordinator.group": "DEBUG"}
+
+
+@pytest.fixture(scope="session")
+def kafka_broker_44(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """One real Kafka 4.4.0 broker (``.kafka/lib-44``) with streams groups, shared by every test
+    of the session that needs one (:data:`KAFKA_44_CONFIGS`, :data:`KAFKA_44_LOG_LEVELS`).
+
+    FAILS (never skips) when the 4.4 jars or a JDK are missing (``make kafka``). Stopped at the
+    end of the session; its logs are kept, and their folder printed, when a test failed.
+    """
+    from devtools.kafka.broker import KafkaBroker
+    from devtools.kafka.java import KafkaJarsMissingError
+
+    broker = KafkaBroker(version="4.4", configs=KAFKA_44_CONFIGS, log_levels=KAFKA_44_LOG_LEVELS)
+    try:
+        broker.start()
+    except KafkaJarsMissingError as exc:
+        pytest.fail(f"the kafka tests need Apache Kafka 4.4's jars: {exc}", pytrace=False)
+    try:
+        yield broker
+    finally:
+        kept = broker.stop(keep_logs=request.session.testsfailed > 0)
+        if kept is not None:
+            print(f"\nKafka 4.4 broker logs kept in {kept / 'logs'}")
+
+
 #: Settings of the one Spark session of a test run, for small inputs on a shared 2-core machine:
 #: two shuffle partitions, no UI, a 512 MB driver heap, no adaptive re-planning and no
 #: whole-stage code generation (on inputs of a few hundred rows, compiling each stage costs more
@@ -115,6 +153,7 @@ def spark() -> Iterator[Any]:
 HEAVY_FIXTURES = {
     "spark": "spark",
     "kafka_broker": "kafka",
+    "kafka_broker_44": "kafka",
     "kafka_reference": "kafka",
     "kafka_groups": "kafka",
     "kafka_sticky": "kafka",

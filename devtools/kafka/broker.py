@@ -1,7 +1,8 @@
 """A real single-node Apache Kafka broker (KRaft) on loopback, and Kafka's command-line tools.
 
 :class:`KafkaBroker` runs ``kafka.Kafka`` from the jars that ``kafka/pom.xml`` fetches into
-``.kafka/lib`` (``make kafka``): one combined broker + controller (``process.roles=broker,
+``.kafka/lib`` (Kafka 4.2.1) or ``.kafka/lib-44`` (Kafka 4.4.0, ``version="4.4"``; ``make kafka``
+fetches both): one combined broker + controller (``process.roles=broker,
 controller``) whose storage is formatted in a fresh temporary folder by Kafka's
 ``kafka.tools.StorageTool`` (what ``kafka-storage.sh format`` runs), listening on two free
 ``127.0.0.1`` ports. :meth:`KafkaBroker.run_tool` runs the main classes behind Kafka's shell
@@ -51,6 +52,7 @@ __all__ = [
     "KafkaBroker",
     "KafkaBrokerError",
     "KafkaToolError",
+    "KAFKA_VERSIONS",
     "free_port",
     "running_broker",
 ]
@@ -59,6 +61,9 @@ __all__ = [
 BROKER_HEAP = "-Xmx512m"
 #: JVM heap of one run of a command-line tool.
 TOOL_HEAP = "-Xmx256m"
+
+#: Kafka line -> the ``.kafka`` folder of its broker, tools and Kafka Streams jars.
+KAFKA_VERSIONS = {"4.2": "lib", "4.4": "lib-44"}
 
 _LOG4J = """\
 log4j.rootLogger={level}, out
@@ -70,7 +75,7 @@ log4j.logger.kafka=INFO
 log4j.logger.org.apache.kafka=INFO
 log4j.logger.kafka.request.logger=WARN
 log4j.logger.state.change.logger=WARN
-"""
+{loggers}"""
 
 
 class KafkaBrokerError(StreamsAssignError, RuntimeError):
@@ -168,16 +173,30 @@ class KafkaBroker:
         the first rebalance of a classic group is not held back). The streams-group twin
         ``group.streams.initial.rebalance.delay.ms`` gets the same value.
     configs:
-        More broker configs (``server.properties`` keys), applied last, so they override ours.
+        More broker configs (``server.properties`` keys), applied last, so they override ours
+        (``group.streams.num.standby.replicas``, ``group.streams.assignors``, ...).
     heap:
         The JVM's ``-Xmx`` option.
     startup_timeout:
         Seconds to wait for the broker to answer an ``ApiVersions`` request.
+    version:
+        Kafka line of the broker and of :meth:`run_tool`: ``"4.2"`` (``.kafka/lib``) or
+        ``"4.4"`` (``.kafka/lib-44``). On 4.4 ``group.coordinator.rebalance.protocols`` lists
+        ``streams`` explicitly (streams groups, KIP-1071).
+    extra_classpath:
+        Jars or class folders put before Kafka's on the broker's class path (a streams-group
+        assignor named in ``group.streams.assignors``, KIP-1357).
+    log_levels:
+        Logger name -> log4j level in the broker's ``server.log`` (for example
+        ``{"org.apache.kafka.coordinator.group": "DEBUG"}``, which logs each streams-group
+        target computation).
 
     Raises
     ------
+    ValueError
+        When ``version`` is not a key of :data:`KAFKA_VERSIONS`.
     KafkaJarsMissingError
-        From :meth:`start` when ``.kafka/lib`` holds no jar or no ``java`` is found.
+        From :meth:`start` when the version's jar folder holds no jar or no ``java`` is found.
     KafkaBrokerError
         From :meth:`start` when formatting fails, the JVM exits, or it does not answer in time;
         the message carries the tail of the broker's log.
@@ -191,7 +210,18 @@ class KafkaBroker:
         configs: Mapping[str, object] | None = None,
         heap: str = BROKER_HEAP,
         startup_timeout: float = 120.0,
+        version: str = "4.2",
+        extra_classpath: Sequence[str | Path] = (),
+        log_levels: Mapping[str, str] | None = None,
     ) -> None:
+        if version not in KAFKA_VERSIONS:
+            raise ValueError(
+                f"Kafka version {version!r} is not one of {sorted(KAFKA_VERSIONS)} (kafka/pom.xml)"
+            )
+        self.version = version
+        self.jars = KAFKA_VERSIONS[version]
+        self.extra_classpath = tuple(Path(p) for p in extra_classpath)
+        self.log_levels = dict(log_levels or {})
         self._work_parent = Path(work_dir) if work_dir is not None else None
         self.group_initial_rebalance_delay_ms = group_initial_rebalance_delay_ms
         self.extra_configs = dict(configs or {})
@@ -264,6 +294,8 @@ class KafkaBroker:
             "group.streams.min.heartbeat.interval.ms": 500,
             "log.segment.bytes": 8 * 1024 * 1024,
         }
+        if self.version != "4.2":
+            props["group.coordinator.rebalance.protocols"] = "classic,consumer,streams"
         props.update(self.extra_configs)
         return {key: str(value) for key, value in props.items()}
 
@@ -277,7 +309,7 @@ class KafkaBroker:
         if self.running:
             return self
         _exit_on_sigterm()
-        cp = classpath("lib")
+        cp = classpath(self.jars, extra=self.extra_classpath)
         java = java_executable()
         if self._work_parent is not None:
             self._work_parent.mkdir(parents=True, exist_ok=True)
@@ -299,7 +331,8 @@ class KafkaBroker:
         self.log_dir.mkdir()
         self.data_dir.mkdir()
         log4j = self.root / "log4j.properties"
-        log4j.write_text(_LOG4J.format(level="INFO"))
+        loggers = "".join(f"log4j.logger.{name}={lvl}\n" for name, lvl in self.log_levels.items())
+        log4j.write_text(_LOG4J.format(level="INFO", loggers=loggers))
         props = self.root / "server.properties"
         props.write_text(
             "".join(f"{key}={value}\n" for key, value in self.server_properties().items())
@@ -417,7 +450,7 @@ class KafkaBroker:
         check: bool = True,
         jvm_args: Sequence[str] = (),
     ) -> subprocess.CompletedProcess[str]:
-        """Run one of Kafka's command-line tools from ``.kafka/lib`` in its own JVM.
+        """Run one of Kafka's command-line tools from this broker's Kafka line in its own JVM.
 
         Parameters
         ----------
@@ -448,10 +481,10 @@ class KafkaBroker:
         KafkaToolError
             On a time-out, or a non-zero exit status when ``check``.
         """
-        cp = classpath("lib")
+        cp = classpath(self.jars)
         log4j = Path(tempfile.gettempdir()) / "streams-assign-tools-log4j.properties"
         if not log4j.exists():
-            log4j.write_text(_LOG4J.format(level="WARN").replace("=INFO", "=WARN"))
+            log4j.write_text(_LOG4J.format(level="WARN", loggers="").replace("=INFO", "=WARN"))
         command = [
             java_executable(),
             TOOL_HEAP,

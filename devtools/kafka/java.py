@@ -6,6 +6,8 @@ repository (``make kafka``):
 - ``.kafka/lib``: Kafka 4.2.x broker, tools, Kafka Streams, Connect runtime, their dependencies;
 - ``.kafka/lib-gc``: the group coordinator of the newest line (KIP-1071 ``StickyTaskAssignor``);
 - ``.kafka/lib-next``: Kafka Streams 4.3 (offsets kept in the store, KIP-1035).
+- ``.kafka/lib-44``: Kafka 4.4.0 broker, tools, Kafka Streams and their dependencies
+  (``kafka/lib-44/pom.xml``), for streams groups.
 
 :class:`JavaBatch` keeps one JVM running and exchanges one JSON document per line over its
 standard input and output, so JVM start-up is paid once for many requests.

@@ -1,7 +1,9 @@
 """A real Kafka Streams application, run as separate JVM instances against a real broker.
 
 The Java sources are in ``kafka/streams-app/src`` (``streamsassign.app.OrdersApp``), compiled with
-``javac`` against ``.kafka/lib`` on first use. Topology (``OrdersApp#topology``)::
+``javac`` against ``.kafka/lib`` (Kafka 4.2) or ``.kafka/lib-44`` (Kafka 4.4, where
+``group.protocol=streams`` makes it a member of a streams group, KIP-1071) on first use.
+Topology (``OrdersApp#topology``)::
 
     sub-topology 0  orders -> filter -> selectKey(customer) -> orders-by-customer-repartition
     sub-topology 1  repartition -> aggregate into store order-totals -> customer-totals
@@ -31,12 +33,12 @@ import tempfile
 import time
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devtools.kafka.broker import KafkaBroker
+from devtools.kafka.broker import KAFKA_VERSIONS, KafkaBroker
 from devtools.kafka.java import classpath, compile_java, java_executable, kafka_lib
 from devtools.paths import BUILD, KAFKA_SOURCES
 from streams_assign.errors import StreamsAssignError
@@ -77,11 +79,32 @@ class StreamsAppError(StreamsAssignError, RuntimeError):
     """An instance of the Streams application failed, or did not reach the awaited state."""
 
 
-def app_classpath() -> str:
-    """Class path of the compiled application followed by ``.kafka/lib`` (compiles if needed)."""
-    cp = classpath("lib")
-    compiled = compile_java(APP_SOURCES, BUILD_DIR, cp)
-    return f"{compiled}{os.pathsep}{cp}"
+def app_classpath(kafka_version: str = "4.2", extra_classpath: Sequence[str | Path] = ()) -> str:
+    """Class path of the compiled application followed by the jars of one Kafka line.
+
+    Parameters
+    ----------
+    kafka_version:
+        ``"4.2"`` (``.kafka/lib``) or ``"4.4"`` (``.kafka/lib-44``); the application is
+        compiled against that line's jars into its own build folder (compiles if needed).
+    extra_classpath:
+        Jars or class folders put after the application and before Kafka's jars (a plug-in a
+        config of the application names).
+
+    Raises
+    ------
+    ValueError
+        When ``kafka_version`` is not a key of :data:`~devtools.kafka.broker.KAFKA_VERSIONS`.
+    KafkaJarsMissingError
+        When that line's jar folder holds no jar (``make kafka``).
+    """
+    if kafka_version not in KAFKA_VERSIONS:
+        raise ValueError(f"Kafka version {kafka_version!r} is not one of {sorted(KAFKA_VERSIONS)}")
+    jars = KAFKA_VERSIONS[kafka_version]
+    cp = classpath(jars)
+    build = BUILD_DIR if jars == "lib" else BUILD / f"streams-app-{jars}"
+    compiled = compile_java(APP_SOURCES, build, cp)
+    return os.pathsep.join([str(compiled), *map(str, extra_classpath), cp])
 
 
 def app_classpath_next() -> str:
@@ -218,7 +241,7 @@ class StreamsInstance:
             c.cp,
             MAIN_CLASS,
             *(f"{key}={value}" for key, value in args.items()),
-            *(f"config.{key}={value}" for key, value in self.configs.items()),
+            *(f"config.{key}={value}" for key, value in {**c.configs, **self.configs}.items()),
         ]
         self._log_file = open(self.log, "ab")  # noqa: SIM115 (closed in _reap)
         self._process = subprocess.Popen(
@@ -338,8 +361,19 @@ class StreamsCluster:
         Put before ``orders``, ``payments`` and the output topics (default
         ``<application.id>.``), so applications on one broker never share input.
     cp:
-        Class path of the instances (default :func:`app_classpath`, Kafka Streams of
-        ``.kafka/lib``; :func:`app_classpath_next` runs Kafka Streams 4.3).
+        Class path of the instances (default :func:`app_classpath` of ``kafka_version`` and
+        ``extra_classpath``; :func:`app_classpath_next` runs Kafka Streams 4.3).
+    kafka_version:
+        Kafka line of the instances' jars when ``cp`` is not given: ``"4.2"`` or ``"4.4"``.
+    extra_classpath:
+        Plug-in jars or class folders on the instances' class path when ``cp`` is not given.
+    configs:
+        Kafka Streams configs of every instance (``group.protocol=streams`` ...), passed as
+        ``config.<name>=<value>``; an instance's own ``configs`` override them.
+    partitions:
+        Partitions of ``orders`` and ``payments`` (so tasks per sub-topology) that
+        :meth:`create_input_topics` and :meth:`produce` use by default and :meth:`is_stable`
+        expects.
 
     Raises
     ------
@@ -365,6 +399,10 @@ class StreamsCluster:
         heap: str = "-Xmx256m",
         topics_prefix: str | None = None,
         cp: str | None = None,
+        kafka_version: str = "4.2",
+        extra_classpath: Sequence[str | Path] = (),
+        configs: Mapping[str, object] | None = None,
+        partitions: int = INPUT_PARTITIONS,
     ) -> None:
         self.broker = broker
         self.application_id = application_id
@@ -377,7 +415,10 @@ class StreamsCluster:
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.heap = heap
         self.topics_prefix = f"{application_id}." if topics_prefix is None else topics_prefix
-        self.cp = app_classpath() if cp is None else cp
+        self.kafka_version = kafka_version
+        self.partitions = partitions
+        self.configs = {key: str(value) for key, value in (configs or {}).items()}
+        self.cp = app_classpath(kafka_version, extra_classpath) if cp is None else cp
         if work_dir is not None:
             Path(work_dir).mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix=f"streams-{application_id}-", dir=work_dir))
@@ -387,7 +428,7 @@ class StreamsCluster:
         _LIVE.add(self)
 
     # ------------------------------------------------------------------ set-up
-    def create_input_topics(self, partitions: int = INPUT_PARTITIONS) -> None:
+    def create_input_topics(self, partitions: int | None = None) -> None:
         """Create this application's input and output topics when missing (Kafka's Admin)."""
         self.produce(0, partitions=partitions)
 
@@ -396,7 +437,7 @@ class StreamsCluster:
         count: int,
         customers: int = 64,
         start: int = 0,
-        partitions: int = INPUT_PARTITIONS,
+        partitions: int | None = None,
     ) -> None:
         """Write ``count`` records to ``<prefix>orders`` and to ``<prefix>payments``
         (acknowledged), creating the topics first when missing."""
@@ -415,7 +456,7 @@ class StreamsCluster:
                 str(count),
                 str(customers),
                 str(start),
-                str(partitions),
+                str(self.partitions if partitions is None else partitions),
             ],
             capture_output=True,
             text=True,
@@ -514,7 +555,7 @@ class StreamsCluster:
             if current.active & current.standby:
                 return False
             active += current.active
-        return len(active) == len(set(active)) == 3 * INPUT_PARTITIONS
+        return len(active) == len(set(active)) == 3 * self.partitions
 
     def wait_stable(self, timeout: float = 180.0, quiet_ms: int = 3000) -> dict[str, Any]:
         """Wait for :meth:`is_stable`; return the assignments (process id -> tasks)."""
