@@ -55,11 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--states", type=int, default=100_000 if long_run else 2_000)
     parser.add_argument("--groups", type=int, default=20_000 if long_run else 500)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jar", type=Path, default=None, help="run this copy of the jar")
     args = parser.parse_args(argv)
     started = time.monotonic()
     counts = {"shared": 0, "random": 0, "fed_back": 0, "disagree": 0, "java_errors": 0}
     groups = {"states": 0, "disagree": 0}
-    with PluginHarness(jvm_args=("-Xmx512m", "-XX:+UseSerialGC")) as harness:
+    with PluginHarness(jvm_args=("-Xmx512m", "-XX:+UseSerialGC"), jar=args.jar) as harness:
         for corpus in ("kafka-diff", "kafka-ext"):
             for path in sorted((CORPORA / corpus / "input").glob("*.json")):
                 cluster = load_cluster_state(path)

@@ -67,8 +67,12 @@ KAFKA_44_CONFIGS = {
     "group.streams.min.heartbeat.interval.ms": 500,
     "group.streams.heartbeat.interval.ms": 1000,
     "group.streams.initial.rebalance.delay.ms": 0,
+    # Kafka's sticky assignor stays the default; a group may pick the plug-in (KIP-1357,
+    # docs/plugins.md) with streams.assignor.name=lag_aware_sticky.
+    "group.streams.assignors": "org.apache.kafka.coordinator.group.streams.assignor."
+    "StickyTaskAssignor,io.streamsassign.assignor.LagAwareStickyGroupAssignor",
 }
-KAFKA_44_LOG_LEVELS = {"org.apache.kafka.coordinator.group": "DEBUG"}
+KAFKA_44_LOG_LEVELS = {"org.apache.kafka.coordinator.group": "DEBUG", "io.streamsassign": "DEBUG"}
 
 
 @pytest.fixture(scope="session")
@@ -81,8 +85,14 @@ def kafka_broker_44(request: pytest.FixtureRequest):  # type: ignore[no-untyped-
     """
     from devtools.kafka.broker import KafkaBroker
     from devtools.kafka.java import KafkaJarsMissingError
+    from devtools.kafka.plugin_harness import plugin_jar
 
-    broker = KafkaBroker(version="4.4", configs=KAFKA_44_CONFIGS, log_levels=KAFKA_44_LOG_LEVELS)
+    broker = KafkaBroker(
+        version="4.4",
+        configs=KAFKA_44_CONFIGS,
+        log_levels=KAFKA_44_LOG_LEVELS,
+        extra_classpath=[plugin_jar()],
+    )
     try:
         broker.start()
     except KafkaJarsMissingError as exc:

@@ -172,6 +172,9 @@ class PluginHarness:
     ----------
     jvm_args:
         JVM options; ``-Xmx512m`` by default.
+    jar:
+        The plug-in jar to run (default :func:`plugin_jar`, built when stale); a long run
+        passes a copy, so a rebuild meanwhile cannot change the classes under it.
 
     Raises
     ------
@@ -179,8 +182,10 @@ class PluginHarness:
         When the jar cannot be built or the JVM fails.
     """
 
-    def __init__(self, jvm_args: tuple[str, ...] = ("-Xmx512m",)) -> None:
-        self.jar = plugin_jar()
+    def __init__(
+        self, jvm_args: tuple[str, ...] = ("-Xmx512m",), jar: Path | None = None
+    ) -> None:
+        self.jar = plugin_jar() if jar is None else jar
         self._batch = JavaBatch(HARNESS_CLASS, str(self.jar), jvm_args=jvm_args)
 
     def decide(self, cluster: ClusterState) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 package io.streamsassign.assignor;
 
+import io.streamsassign.assignor.core.Documents;
 import io.streamsassign.assignor.core.GroupDecision;
 import io.streamsassign.assignor.core.GroupInput;
 import java.util.ArrayList;
@@ -34,7 +35,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: no state is kept between calls. An internal failure is thrown as Kafka's
  * {@link TaskAssignorException} with the reason (the coordinator keeps the group's current
- * assignment). JVM system properties {@value #ACCEPTABLE_RECOVERY_LAG_PROPERTY} and
+ * assignment). At DEBUG ({@code io.streamsassign}) it logs each input and decision as JSON
+ * (the streams-group document format). JVM system properties {@value #ACCEPTABLE_RECOVERY_LAG_PROPERTY} and
  * {@value #MAX_WARMUP_REPLICAS_PROPERTY} change the two settings group configs do not carry.
  */
 public class LagAwareStickyGroupAssignor implements TaskAssignor {
@@ -88,6 +90,10 @@ public class LagAwareStickyGroupAssignor implements TaskAssignor {
             }
             LOG.info("lag_aware_sticky assigned the tasks of {} subtopologies to {} members",
                     topology.subtopologies().size(), members.size());
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("lag_aware_sticky group input: {}", Documents.groupJson(input));
+                LOG.debug("lag_aware_sticky group decision: {}", Documents.groupDecisionJson(decided));
+            }
             return new GroupAssignment(members);
         } catch (TaskAssignorException e) {
             throw e;

@@ -58,6 +58,71 @@ public final class Documents {
         return write(doc);
     }
 
+    /** The streams-group document of {@code group} (tests/corpora/kafka-streams-group/FORMAT.md). */
+    public static String groupJson(GroupInput group) {
+        Map<String, Object> configs = new LinkedHashMap<>();
+        configs.put("num.standby.replicas", group.numStandbyReplicas());
+        configs.put("rack.aware.assignment.tags", group.tagKeys());
+        Map<String, Object> topology = new LinkedHashMap<>();
+        group.topology().forEach((sub, t) -> {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("partitions", t.partitions());
+            one.put("stateful", t.stateful());
+            topology.put(sub, one);
+        });
+        List<Object> members = new ArrayList<>();
+        for (GroupInput.Member m : group.members()) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("member_id", m.memberId());
+            one.put("process_id", m.processId());
+            one.put("client_tags", m.clientTags());
+            one.put("active_tasks", sortedSets(m.activeTasks()));
+            one.put("standby_tasks", sortedSets(m.standbyTasks()));
+            one.put("warmup_tasks", sortedSets(m.warmupTasks()));
+            one.put("task_offsets", offsets(m.taskOffsets()));
+            one.put("task_end_offsets", offsets(m.taskEndOffsets()));
+            members.add(one);
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("configs", configs);
+        doc.put("topology", topology);
+        doc.put("members", members);
+        return write(doc);
+    }
+
+    /** A streams-group decision: {members: {id: {active: {sub: [p]}, standby, warmup}}}. */
+    public static String groupDecisionJson(Map<String, GroupDecision.MemberTasks> decided) {
+        Map<String, Object> members = new LinkedHashMap<>();
+        decided.forEach((id, tasks) -> {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("active", tasks.active());
+            one.put("standby", tasks.standby());
+            one.put("warmup", Map.of());
+            members.put(id, one);
+        });
+        return write(Map.of("members", members));
+    }
+
+    private static Map<String, Object> sortedSets(Map<String, java.util.Set<Integer>> tasks) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        tasks.forEach((sub, parts) -> {
+            if (!parts.isEmpty()) {
+                out.put(sub, new java.util.TreeSet<>(parts));
+            }
+        });
+        return out;
+    }
+
+    private static Map<String, Object> offsets(Map<String, Map<Integer, Long>> values) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        values.forEach((sub, parts) -> {
+            Map<String, Object> one = new LinkedHashMap<>();
+            new java.util.TreeMap<>(parts).forEach((p, v) -> one.put(String.valueOf(p), v));
+            out.put(sub, one);
+        });
+        return out;
+    }
+
     private static List<String> names(List<TaskKey> tasks) {
         List<String> out = new ArrayList<>();
         for (TaskKey t : tasks) {
