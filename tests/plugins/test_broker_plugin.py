@@ -84,9 +84,8 @@ def test_broker_plugin_decides_as_the_python_streams_group_form(
         members = [m for m, p in process_of.items() if p == pid]
 
         def tasks(kind: str, members: list[str] = members) -> list[str]:
-            return sorted(
-                f"{s}_{p}" for m in members for s, ps in last["members"][m][kind].items() for p in ps
-            )
+            decided = [last["members"][m][kind] for m in members]
+            return sorted(f"{s}_{p}" for one in decided for s, ps in one.items() for p in ps)
 
         assert sorted(runs.active) == tasks("active")
         assert sorted(runs.standby) == tasks("standby")
