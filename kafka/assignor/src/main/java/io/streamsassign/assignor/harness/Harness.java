@@ -25,7 +25,8 @@ import java.util.Map;
  * changelog_end_offset_sums or null); answer {@code {"clients": {id: {"active": [...],
  * "standby": [...], "warmup": [...]}}, "probing_rebalance_needed": bool, "nanos": n}} or
  * {@code {"error": "<class>: <message>"}}. Request {@code {"group": ...}} runs the KIP-1357
- * adapter's per-member decision (see {@link GroupRequests}).
+ * adapter's per-member decision (see {@link GroupRequests}). With {@code "repeat": n} the
+ * decision is made n times and {@code "nanos"} lists each call's wall-clock time.
  */
 public final class Harness {
     private Harness() { }
@@ -54,17 +55,22 @@ public final class Harness {
     @SuppressWarnings("unchecked")
     private static Object answer(String line) throws Exception {
         Map<String, Object> request = (Map<String, Object>) Json.parse(line);
+        int repeat = ((Number) request.getOrDefault("repeat", 1L)).intValue();
         if (request.containsKey("group")) {
-            return GroupRequests.answer((Map<String, Object>) request.get("group"));
+            return GroupRequests.answer((Map<String, Object>) request.get("group"), repeat);
         }
         ClusterInput cluster = cluster((Map<String, Object>) request.get("cluster"));
-        long start = System.nanoTime();
-        Decision decision = LagAwareSticky.assign(cluster);
-        long nanos = System.nanoTime() - start;
-        return decisionJson(decision, nanos);
+        List<Long> nanos = new ArrayList<>();
+        Decision decision = null;
+        for (int i = 0; i < repeat; i++) {
+            long start = System.nanoTime();
+            decision = LagAwareSticky.assign(cluster);
+            nanos.add(System.nanoTime() - start);
+        }
+        return decisionJson(decision, repeat == 1 ? nanos.get(0) : nanos);
     }
 
-    static Map<String, Object> decisionJson(Decision decision, long nanos) {
+    static Map<String, Object> decisionJson(Decision decision, Object nanos) {
         Map<String, Object> clients = new LinkedHashMap<>();
         for (Map.Entry<String, Decision.ClientDecision> e : decision.clients().entrySet()) {
             Map<String, Object> one = new LinkedHashMap<>();
