@@ -89,9 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         python.append(time.perf_counter() - start)
     print(f"  classic  plug-in lag_aware_sticky (JVM)         {_median_ms(ours):9.1f} ms")
     print(f"  classic  Kafka HighAvailabilityTaskAssignor    {_median_ms(ha):9.1f} ms")
-    print(
-        f"  classic  Python lag_aware_sticky (reference)   {statistics.median(python) * 1e3:9.1f} ms"
-    )
+    python_ms = statistics.median(python) * 1e3
+    print(f"  classic  Python lag_aware_sticky (reference)   {python_ms:9.1f} ms")
     print(f"  group    plug-in lag_aware_sticky broker form  {_median_ms(ours_group):9.1f} ms")
     print(f"  group    Kafka 4.4 StickyTaskAssignor (broker) {_median_ms(answer['nanos']):9.1f} ms")
     print(f"  load average after {os.getloadavg()[0]:.1f}; medians of {args.runs} runs")
