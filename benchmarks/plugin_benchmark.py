@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--runs", type=int, default=7, help="timed runs (median)")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed runs first")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed runs first")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
