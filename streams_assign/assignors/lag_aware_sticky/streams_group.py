@@ -157,15 +157,13 @@ def group_cluster_state(
         held = numbering.tasks(t for m in members for t in (m.standby_tasks, m.warmup_tasks))
         offsets = numbering.offsets(m.task_offsets for m in members)
         member_ends = numbering.offsets(m.task_end_offsets for m in members)
-        lags = {}
-        for task in sorted(stateful):
-            if task in active:
-                lags[task] = LATEST_OFFSET
-            elif task in offsets:
+        # The process's own tasks only (not every stateful task): its actives, then the
+        # tasks it reported an offset for.
+        lags = {task: LATEST_OFFSET for task in active if task in stateful}
+        for task, offset in offsets.items():
+            if task in stateful and task not in active:
                 end = member_ends.get(task)
-                lags[task] = (
-                    UNKNOWN_OFFSET_SUM if end is None else compute_task_lag(offsets[task], end)
-                )
+                lags[task] = UNKNOWN_OFFSET_SUM if end is None else compute_task_lag(offset, end)
         clients.append(
             ClientState(
                 id=ids[pid],

@@ -163,13 +163,19 @@ public final class GroupDecision {
             standby.removeAll(active);
             Map<TaskKey, Long> offsets = numbering.offsets(offsetReports);
             Map<TaskKey, Long> memberEnds = numbering.offsets(endReports);
+            // The process's own tasks only (not every stateful task): its actives, then the
+            // tasks it reported an offset for.
             Map<TaskKey, Long> lags = new LinkedHashMap<>();
-            for (TaskKey t : stateful) {
-                if (active.contains(t)) {
+            for (TaskKey t : active) {
+                if (stateful.contains(t)) {
                     lags.put(t, -2L);
-                } else if (offsets.containsKey(t)) {
+                }
+            }
+            for (Map.Entry<TaskKey, Long> o : offsets.entrySet()) {
+                TaskKey t = o.getKey();
+                if (stateful.contains(t) && !active.contains(t)) {
                     Long end = memberEnds.get(t);
-                    lags.put(t, end == null ? -3L : computeTaskLag(offsets.get(t), end));
+                    lags.put(t, end == null ? -3L : computeTaskLag(o.getValue(), end));
                 }
             }
             clients.add(new ClientInput(
