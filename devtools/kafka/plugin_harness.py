@@ -182,9 +182,7 @@ class PluginHarness:
         When the jar cannot be built or the JVM fails.
     """
 
-    def __init__(
-        self, jvm_args: tuple[str, ...] = ("-Xmx512m",), jar: Path | None = None
-    ) -> None:
+    def __init__(self, jvm_args: tuple[str, ...] = ("-Xmx512m",), jar: Path | None = None) -> None:
         self.jar = plugin_jar() if jar is None else jar
         self._batch = JavaBatch(HARNESS_CLASS, str(self.jar), jvm_args=jvm_args)
 
