@@ -8,12 +8,15 @@ STAMP  := $(VENV)/.installed
 .PHONY: setup kafka demo test test-fast lint bench clean e2e demo-kafka repeat soak
 
 # Apache Kafka's jars from Maven Central into .kafka/ (see kafka/pom.xml); a no-op when present.
+# Also the lag_aware_sticky plug-in jar, kafka/assignor/target/streams-assign-assignor-*.jar
+# (docs/plugins.md); the tests rebuild it when a source is newer.
 KAFKA_STAMP := .kafka/.fetched
 
-$(KAFKA_STAMP): kafka/pom.xml kafka/lib-44/pom.xml
+$(KAFKA_STAMP): kafka/pom.xml kafka/lib-44/pom.xml kafka/assignor/pom.xml $(shell find kafka/assignor/src -name '*.java')
 	bash scripts/ensure-java.sh
 	bash scripts/ensure-maven.sh
 	mvn -q -B -f kafka/pom.xml package
+	mvn -q -B -f kafka/assignor/pom.xml package
 	touch $(KAFKA_STAMP)
 
 kafka: $(KAFKA_STAMP)

@@ -78,8 +78,12 @@ KAFKA_44_CONFIGS = {
     # here); further reports were still seen, so the scenarios take each computation's offsets
     # from descriptions taken every 300 ms (docs/e2e.md).
     "group.streams.task.offset.interval.ms": 600_000,
+    # Kafka's sticky assignor stays the default; a group may pick the plug-in (KIP-1357,
+    # docs/plugins.md) with streams.assignor.name=lag_aware_sticky.
+    "group.streams.assignors": "org.apache.kafka.coordinator.group.streams.assignor."
+    "StickyTaskAssignor,io.streamsassign.assignor.LagAwareStickyGroupAssignor",
 }
-KAFKA_44_LOG_LEVELS = {"org.apache.kafka.coordinator.group": "DEBUG"}
+KAFKA_44_LOG_LEVELS = {"org.apache.kafka.coordinator.group": "DEBUG", "io.streamsassign": "DEBUG"}
 
 
 @pytest.fixture(scope="session")
@@ -92,8 +96,14 @@ def kafka_broker_44(request: pytest.FixtureRequest):  # type: ignore[no-untyped-
     """
     from devtools.kafka.broker import KafkaBroker
     from devtools.kafka.java import KafkaJarsMissingError
+    from devtools.kafka.plugin_harness import plugin_jar
 
-    broker = KafkaBroker(version="4.4", configs=KAFKA_44_CONFIGS, log_levels=KAFKA_44_LOG_LEVELS)
+    broker = KafkaBroker(
+        version="4.4",
+        configs=KAFKA_44_CONFIGS,
+        log_levels=KAFKA_44_LOG_LEVELS,
+        extra_classpath=[plugin_jar()],
+    )
     try:
         broker.start()
     except KafkaJarsMissingError as exc:
@@ -195,6 +205,7 @@ HEAVY_FIXTURES = {
     "kafka_reference": "kafka",
     "kafka_groups": "kafka",
     "kafka_sticky": "kafka",
+    "kafka_plugin": "kafka",
 }
 
 

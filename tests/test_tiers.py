@@ -48,6 +48,7 @@ JVM_FIXTURES = {
     "kafka_reference": "kafka",
     "kafka_groups": "kafka",
     "kafka_sticky": "kafka",
+    "kafka_plugin": "kafka",
 }
 FAST_TIER = "not spark and not kafka"
 REAL_HOOK = "from tests.conftest import pytest_collection_modifyitems\n"

@@ -55,4 +55,5 @@ log4j.appender.err.layout=org.apache.log4j.PatternLayout
 log4j.appender.err.layout.ConversionPattern=[%d] %p [%t] %m (%c)%n
 log4j.logger.org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor=INFO
 log4j.logger.org.apache.kafka.streams.processor.internals.assignment=INFO
+log4j.logger.io.streamsassign=INFO
 """

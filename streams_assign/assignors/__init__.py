@@ -27,6 +27,7 @@ __all__ = [
     "ASSIGNORS",
     "ASSIGNOR_ALIASES",
     "AssignorRegistry",
+    "GROUP_ASSIGNORS",
     "TaskAssignor",
     "as_cluster_state",
     "assign",
@@ -106,6 +107,16 @@ ASSIGNORS = AssignorRegistry(
     },
     ASSIGNOR_ALIASES,
 )
+
+
+#: Streams-group (KIP-1071) assignor name -> "module:function" deciding per member: the group
+#: coordinator's sticky assignor (the default) and lag_aware_sticky's broker form (KIP-1357).
+GROUP_ASSIGNORS: dict[str, str] = {
+    "streams_group_sticky": "streams_assign.assignors.streams_group_sticky:assign_streams_group",
+    "lag_aware_sticky": (
+        "streams_assign.assignors.lag_aware_sticky.streams_group:assign_lag_aware_streams_group"
+    ),
+}
 
 
 def _assignor_class(name: str) -> type[TaskAssignor]:
@@ -203,6 +214,7 @@ def assign(
 
 def assign_group(
     source: StreamsGroupState | Mapping[str, Any] | str | Path,
+    assignor: str = "streams_group_sticky",
 ) -> StreamsGroupAssignment:
     """Decide a streams group's target assignment (KIP-1071, ``streams_group_sticky``).
 
@@ -212,6 +224,9 @@ def assign_group(
         A streams-group state (object, parsed JSON document, or file path) in the format of
         ``kafka-streams-group/FORMAT.md``; see
         :func:`streams_assign.formats.document.load_document` to accept either format.
+    assignor:
+        One of :data:`GROUP_ASSIGNORS`: Kafka 4.4's ``StickyTaskAssignor`` (the default) or
+        ``lag_aware_sticky`` (the broker plug-in's decision).
 
     Returns
     -------
@@ -224,8 +239,9 @@ def assign_group(
         For invalid input, naming the file, the JSON path and the value.
     TaskAssignorException
         When Kafka's assignor throws (a group without members but with tasks).
+    UnknownAssignorError
+        For a name that is not in :data:`GROUP_ASSIGNORS`.
     """
-    from streams_assign.assignors.streams_group_sticky import assign_streams_group
     from streams_assign.formats.streams_group import load_streams_group, parse_streams_group
     from streams_assign.streams_group import StreamsGroupState
 
@@ -235,4 +251,11 @@ def assign_group(
         state = parse_streams_group(dict(source))
     else:
         state = load_streams_group(source)
-    return assign_streams_group(state)
+    target = GROUP_ASSIGNORS.get(assignor)
+    if target is None:
+        choices = ", ".join(GROUP_ASSIGNORS)
+        raise UnknownAssignorError(f"unknown streams-group assignor {assignor!r}; choose {choices}")
+    module_name, function_name = target.split(":")
+    decide = getattr(importlib.import_module(module_name), function_name)
+    result: StreamsGroupAssignment = decide(state)
+    return result

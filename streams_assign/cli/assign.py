@@ -49,7 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         choices=ASSIGNOR_CHOICES,
         help="which assignor decides (default high_availability for a cluster state, "
-        "streams_group_sticky for a streams-group state; fallback_prior runs instead when "
+        "streams_group_sticky for a streams-group state, which lag_aware_sticky also decides; "
+        "fallback_prior runs instead when "
         "every stateful lag is -3, as Kafka does after a failed lag fetch)",
     )
 
@@ -101,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     for _, state, assignment in results:
         if isinstance(state, StreamsGroupState):
-            print_streams_group_assignment(state, assignment, console=out)
+            print_streams_group_assignment(
+                state, assignment, console=out, assignor=args.assignor or "streams_group_sticky"
+            )
             continue
         print_assignment(state, assignment, console=out)
         for warning in state.warnings:
@@ -125,19 +128,20 @@ def _decide_streams_group(state: Any, chosen: str | None) -> Any:
     Raises
     ------
     StreamsGroupUsageError
-        When ``--assignor`` names a classic assignor: only ``streams_group_sticky`` (the
-        group coordinator's ``StickyTaskAssignor``) decides for a streams group.
+        When ``--assignor`` names a classic assignor: ``streams_group_sticky`` (the group
+        coordinator's ``StickyTaskAssignor``, the default) or ``lag_aware_sticky`` (its broker
+        form) decide for a streams group.
     TaskAssignorException
         When Kafka's assignor throws (a group without members but with tasks).
     """
-    from streams_assign.assignors.streams_group_sticky import assign_streams_group
+    from streams_assign.assignors import GROUP_ASSIGNORS, assign_group
 
-    if chosen not in (None, "streams_group_sticky"):
+    if chosen is not None and chosen not in GROUP_ASSIGNORS:
         raise StreamsGroupUsageError(
-            f"a streams-group state (members + topology) is decided by streams_group_sticky, "
-            f"not --assignor {chosen}"
+            f"a streams-group state (members + topology) is decided by "
+            f"{' or '.join(GROUP_ASSIGNORS)}, not --assignor {chosen}"
         )
-    return assign_streams_group(state)
+    return assign_group(state, chosen or "streams_group_sticky")
 
 
 def _batch(args: argparse.Namespace) -> int:

@@ -125,13 +125,15 @@ def print_streams_group_assignment(
     state: StreamsGroupState,
     assignment: StreamsGroupAssignment,
     console: Console | None = None,
+    assignor: str = "streams_group_sticky",
 ) -> None:
-    """Print one row per member (process, member id, active and standby tasks, counts)."""
+    """Print one row per member (process, member id, active and standby tasks, counts);
+    ``assignor`` names the assignor that decided in the title."""
     console = console or Console()
     process_of = {m.member_id: m.process_id for m in state.members}
     table = Table(
         title=f"streams group ({len(state.members)} members, "
-        f"{len(set(process_of.values()))} processes): streams_group_sticky assignment"
+        f"{len(set(process_of.values()))} processes): {assignor} assignment"
     )
     for column in ("process", "member", "active", "standby", "#"):
         table.add_column(column)
