@@ -344,8 +344,15 @@ def predict(
                 "task_lags": {},
             }
         )
+    # The leader logs its task assignor's per-process decision ("Decided on assignment"),
+    # before the thread-level step withholds tasks whose partitions another thread still owns;
+    # that decision is what is compared, so the threads and partitions are left out here.
+    decided = {k: v for k, v in document.items() if k != "task_partitions"}
+    decided["clients"] = [
+        {k: v for k, v in c.items() if k != "consumers"} for c in document["clients"]
+    ]
     state_path = view.folder / "cluster-adjusted.json"
-    state_path.write_text(json.dumps(document, indent=1))
+    state_path.write_text(json.dumps(decided, indent=1))
     result = subprocess.run(
         [sys.executable, "-m", "streams_assign.cli", "assign", str(state_path), "--json"],
         capture_output=True,

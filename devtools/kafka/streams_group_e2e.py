@@ -108,11 +108,28 @@ def _settle(broker: KafkaBroker, cluster: StreamsCluster, group: str) -> Describ
             described.state == "Stable"
             and {m.process_id for m in described.members} == alive
             and all(m.assignment == m.target_assignment for m in described.members)
+            and _threads_run_their_assignment(cluster, described)
         ):
             return described
         if time.monotonic() > deadline:
             raise AssertionError(f"group {group} not stable on the broker: {described}")
         time.sleep(0.5)
+
+
+def _threads_run_their_assignment(cluster: StreamsCluster, described: DescribedGroup) -> bool:
+    """Whether every stream thread has logged running what the broker says it acknowledged: a
+    member's heartbeat acknowledges its tasks before the instance has written its next
+    assignment line, so the broker can be stable on the target a moment before the threads'
+    own record of it."""
+    running = _running(cluster)
+    for member in described.members:
+        want = (
+            frozenset(f"{s}_{p}" for s, ps in member.assignment.active.items() for p in ps),
+            frozenset(f"{s}_{p}" for s, ps in member.assignment.standby.items() for p in ps),
+        )
+        if running.get(member.client_id) != want:
+            return False
+    return True
 
 
 def run_streams_group_scenarios(
