@@ -374,6 +374,17 @@ class _SubtopologySpread:
         self.held[g][dst] += 1
         self.owner[t] = dst
 
+    def delta(self, t: int, src: int, dst: int) -> tuple[int, int]:
+        """What moving task ``t`` from client ``src`` to ``dst`` adds: ``cost`` there minus here.
+
+        A task on a client that restores nothing for it (caught up) costs its full price to
+        move, one on a client that must restore it anyway costs only the difference: the spread
+        moves the tasks that are not yet where their state is first, and never undoes the
+        warmup that made a task's target caught up for a task that gains nothing.
+        """
+        there, here = self.cost(t, dst), self.cost(t, src)
+        return there[0] - here[0], there[1] - here[1]
+
     def plan(
         self, g: int, donor: int, receiver: int, t: int
     ) -> tuple[tuple[int, int], int, int, int] | None:
@@ -385,9 +396,10 @@ class _SubtopologySpread:
             ``(cost, task, swap task or -1, its subtopology or -1)``, or ``None`` when neither
             a move nor a swap fits.
         """
-        counts, cost = self.counts, self.cost
+        counts, delta = self.counts, self.delta
+        there = delta(t, donor, receiver)
         if counts[donor] > self.lower[donor] and counts[receiver] < self.upper[receiver]:
-            return cost(t, receiver), t, -1, -1
+            return there, t, -1, -1
         # Swap with a task of another subtopology the receiver has more of than the donor:
         # the sum of squared counts falls, so the loop ends.
         # Of the subtopologies the receiver has most more of (at most SWAP_CHOICES), the
@@ -398,10 +410,9 @@ class _SubtopologySpread:
             if h != g and rows[donor] < rows[receiver]
         )[:SWAP_CHOICES]
         best: tuple[tuple[int, int], int, int, int] | None = None
-        there = cost(t, receiver)
         for _, h in spare:
-            u = min(self.by_client[h][receiver], key=lambda u: (cost(u, donor), u))
-            back = cost(u, donor)
+            u = min(self.by_client[h][receiver], key=lambda u: (delta(u, receiver, donor), u))
+            back = delta(u, receiver, donor)
             option = ((there[0] + back[0], there[1] + back[1]), t, u, h)
             if best is None or option < best:
                 best = option
@@ -448,15 +459,15 @@ class _SubtopologySpread:
         tasks with as few tasks of ``g`` (``row``) when that is cheaper (a holder restores
         less, so the spread itself moves no state).
         """
-        cost, holders = self.cost, self.holders
+        delta, holders = self.delta, self.holders
         tasks = self.by_client[g][donor]
-        cheapest = {least: min((cost(t, least), t) for t in tasks)}
+        cheapest = {least: min((delta(t, donor, least), t) for t in tasks)}
         if holders is not None:
             for t in tasks:
                 for c in holders(t):
                     if c == least or row[c] != row[least]:
                         continue
-                    key = (cost(t, c), t)
+                    key = (delta(t, donor, c), t)
                     if c not in cheapest or key < cheapest[c]:
                         cheapest[c] = key
         options: list[tuple[tuple[tuple[int, int], int, int, int], int]] = []

@@ -77,6 +77,8 @@ class _StandbyLeveller:
                 pass
             if counts[receiver] < lower[receiver]:
                 self.trade(receiver, donors, taking=True)
+            while counts[receiver] < lower[receiver] and self.chain(receiver, raising=True):
+                pass
 
     def lower_to_upper_bounds(self) -> None:
         """Bring every client above its upper bound down, giving to the least loaded ones."""
@@ -86,6 +88,8 @@ class _StandbyLeveller:
         for donor in range(self.problem.num_clients):
             if counts[donor] > upper[donor]:
                 self.trade(donor, receivers, taking=False)
+            while counts[donor] > upper[donor] and self.chain(donor, raising=False):
+                pass
 
     def load(self, c: int) -> float:
         """Standbys per stream thread of client ``c``."""
@@ -165,6 +169,74 @@ class _StandbyLeveller:
                             h = x
                         return True
                     queue.append(h)
+        return False
+
+    def may_take(self, t: int, donor: int, receiver: int) -> bool:
+        """Whether the receiver may take the donor's standby of task ``t`` (no copy there, tags
+        no closer to the active's than the donor's)."""
+        active, problem = self.active[t], self.problem
+        return (
+            active != receiver
+            and receiver not in self.standbys[t]
+            and (
+                not self.tagged
+                or problem.shared_tags(receiver, active) <= problem.shared_tags(donor, active)
+            )
+        )
+
+    def chain(self, client: int, raising: bool) -> bool:
+        """Move ``client`` one standby toward its bounds through a chain of hand-overs.
+
+        The fallback when neither a chain that restores nothing (:meth:`chain_to`) nor a direct
+        trade exists: every partner of ``client`` may be at its bound while a client further
+        on has room (the direct partners hold only standbys of the client's own actives, say).
+        Breadth-first over any hand-over :meth:`may_take` allows, the cheapest for the taker to
+        restore first at each client: raising, the client takes a standby from a client that
+        takes one from another ... until one above its lower bound gives; lowering, the client
+        gives a standby to one that gives one to another ... until one below its upper bound
+        takes. Only the ends change counts. An augmenting path of the transportation problem
+        whose bounds :func:`balanced_count_bounds` sets, so one exists whenever the counts can
+        reach the bounds by hand-overs at all.
+
+        Returns
+        -------
+        bool
+            Whether a chain was found (and carried out).
+        """
+        problem, counts, lower, upper = self.problem, self.counts, self.lower, self.upper
+        n_clients = problem.num_clients
+        via: dict[int, tuple[int, int]] = {client: (-1, -1)}
+        queue = deque([client])
+        while queue:
+            x = queue.popleft()
+            if raising:  # x takes task t from holder y
+                steps = [
+                    (problem.restore_cost(x, t), t, y)
+                    for t in range(len(self.standbys))
+                    for y in self.standbys[t]
+                    if y not in via and self.may_take(t, y, x)
+                ]
+            else:  # x gives task t to client y
+                steps = [
+                    (problem.restore_cost(y, t), t, y)
+                    for t in self.held_by[x]
+                    for y in range(n_clients)
+                    if y not in via and self.may_take(t, x, y)
+                ]
+            for _, t, y in sorted(steps):
+                if y in via:
+                    continue
+                via[y] = (t, x)
+                if (counts[y] > lower[y]) if raising else (counts[y] < upper[y]):
+                    while y != client:
+                        t, x = via[y]
+                        if raising:
+                            self.hand_over(t, y, x)
+                        else:
+                            self.hand_over(t, x, y)
+                        y = x
+                    return True
+                queue.append(y)
         return False
 
     def trade(self, client: int, heap: list[tuple[float, int]], taking: bool) -> None:

@@ -65,6 +65,9 @@ final class StandbyBounds {
                 if (counts[receiver] < lower[receiver]) {
                     trade(receiver, donors, true);
                 }
+                while (counts[receiver] < lower[receiver] && chain(receiver, true)) {
+                    // each chain raises the receiver by one
+                }
             }
         }
 
@@ -78,6 +81,9 @@ final class StandbyBounds {
             for (int donor = 0; donor < p.numClients; donor++) {
                 if (counts[donor] > upper[donor]) {
                     trade(donor, receivers, false);
+                }
+                while (counts[donor] > upper[donor] && chain(donor, false)) {
+                    // each chain lowers the donor by one
                 }
             }
         }
@@ -144,6 +150,74 @@ final class StandbyBounds {
                         }
                         queue.add(h);
                     }
+                }
+            }
+            return false;
+        }
+
+        /** Whether the receiver may take the donor's standby of task t (no copy there, tags kept). */
+        boolean mayTake(int t, int donor, int receiver) {
+            int a = active[t];
+            return a != receiver && !standbys.get(t).contains(receiver)
+                    && (!tagged || p.sharedTags(receiver, a) <= p.sharedTags(donor, a));
+        }
+
+        /**
+         * Moves the client one standby toward its bounds through a breadth-first chain of any
+         * hand-overs mayTake allows, cheapest for the taker first (cost, task, client); only the
+         * ends change counts. Raising: the client takes from one that takes from another ...
+         * until one above its lower bound gives; lowering: the client gives to one that gives
+         * ... until one below its upper bound takes.
+         */
+        boolean chain(int client, boolean raising) {
+            int n = p.numClients;
+            Map<Integer, int[]> via = new HashMap<>();
+            via.put(client, new int[] {-1, -1});
+            ArrayDeque<Integer> queue = new ArrayDeque<>();
+            queue.add(client);
+            while (!queue.isEmpty()) {
+                int x = queue.poll();
+                List<long[]> steps = new ArrayList<>();
+                if (raising) { // x takes task t from holder y
+                    for (int t = 0; t < standbys.size(); t++) {
+                        for (int y : standbys.get(t)) {
+                            if (!via.containsKey(y) && mayTake(t, y, x)) {
+                                steps.add(new long[] {p.cost(t, x), t, y});
+                            }
+                        }
+                    }
+                } else { // x gives task t to client y
+                    for (int t : heldBy.get(x)) {
+                        for (int y = 0; y < n; y++) {
+                            if (!via.containsKey(y) && mayTake(t, x, y)) {
+                                steps.add(new long[] {p.cost(t, y), t, y});
+                            }
+                        }
+                    }
+                }
+                steps.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0])
+                        : a[1] != b[1] ? Long.compare(a[1], b[1]) : Long.compare(a[2], b[2]));
+                for (long[] step : steps) {
+                    int t = (int) step[1];
+                    int y = (int) step[2];
+                    if (via.containsKey(y)) {
+                        continue;
+                    }
+                    via.put(y, new int[] {t, x});
+                    if (raising ? counts[y] > lower[y] : counts[y] < upper[y]) {
+                        int z = y;
+                        while (z != client) {
+                            int[] back = via.get(z);
+                            if (raising) {
+                                handOver(back[0], z, back[1]);
+                            } else {
+                                handOver(back[0], back[1], z);
+                            }
+                            z = back[1];
+                        }
+                        return true;
+                    }
+                    queue.add(y);
                 }
             }
             return false;

@@ -119,9 +119,21 @@ final class SubtopologySpread {
         }
     }
 
+    /** What moving task t from src to dst adds, records to restore: cost there minus here. */
+    private long deltaRestore(int t, int src, int dst) {
+        return Math.subtractExact(cost.restore(t, dst), cost.restore(t, src));
+    }
+
+    /** What moving task t from src to dst adds, moved actives: cost there minus here. */
+    private long deltaMoved(int t, int src, int dst) {
+        return cost.moved(t, dst) - cost.moved(t, src);
+    }
+
     private Step plan(int g, int donor, int receiver, int t) {
+        long thereR = deltaRestore(t, donor, receiver);
+        long thereM = deltaMoved(t, donor, receiver);
         if (counts[donor] > lower[donor] && counts[receiver] < upper[receiver]) {
-            return new Step(cost.restore(t, receiver), cost.moved(t, receiver), t, -1, -1, receiver);
+            return new Step(thereR, thereM, t, -1, -1, receiver);
         }
         List<int[]> spare = new ArrayList<>();
         for (int h = 0; h < held.length; h++) {
@@ -132,16 +144,14 @@ final class SubtopologySpread {
         }
         spare.sort((a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
         Step best = null;
-        long thereR = cost.restore(t, receiver);
-        long thereM = cost.moved(t, receiver);
         for (int i = 0; i < Math.min(SWAP_CHOICES, spare.size()); i++) {
             int h = spare.get(i)[1];
             int u = -1;
             long uR = 0;
             long uM = 0;
             for (int x : tasksOf(h, receiver)) {
-                long r = cost.restore(x, donor);
-                long m = cost.moved(x, donor);
+                long r = deltaRestore(x, receiver, donor);
+                long m = deltaMoved(x, receiver, donor);
                 if (u < 0 || r < uR || (r == uR && (m < uM || (m == uM && x < u)))) {
                     u = x;
                     uR = r;
@@ -214,7 +224,7 @@ final class SubtopologySpread {
         Map<Integer, Cheapest> cheapest = new HashMap<>();
         Cheapest first = null;
         for (int t : tasks) {
-            Cheapest key = new Cheapest(cost.restore(t, least), cost.moved(t, least), t);
+            Cheapest key = new Cheapest(deltaRestore(t, donor, least), deltaMoved(t, donor, least), t);
             if (first == null || key.compareTo(first) < 0) {
                 first = key;
             }
@@ -226,7 +236,7 @@ final class SubtopologySpread {
                     if (c == least || row[c] != row[least]) {
                         continue;
                     }
-                    Cheapest key = new Cheapest(cost.restore(t, c), cost.moved(t, c), t);
+                    Cheapest key = new Cheapest(deltaRestore(t, donor, c), deltaMoved(t, donor, c), t);
                     Cheapest old = cheapest.get(c);
                     if (old == null || key.compareTo(old) < 0) {
                         cheapest.put(c, key);
