@@ -117,12 +117,22 @@ def test_the_changelog_partition_follows_its_active_in_the_protocol_assignment(
 
 
 def test_a_lost_worker_s_tasks_go_to_the_holders_of_their_standbys(workers: Workers) -> None:
+    # Changelogs of 1000 records and an acceptable lag of 10, so that only a store at the end of
+    # its changelog is caught up: the holder of the standby is then the one caught-up client,
+    # whatever order the random process ids sort in (with empty changelogs every client would be
+    # caught up and the task would go to the least loaded one).
+    ends = {p: 1000 for p in range(PARTITIONS)}
     for name in ("w1", "w2", "w3"):
-        workers.add(name, StreamsPartitionAssignor).assignor.end_offsets = workers.end_offsets({})
+        workers.add(name, StreamsPartitionAssignor.with_settings(acceptable_recovery_lag=10))
+        workers.apps[name].assignor.end_offsets = workers.end_offsets(ends)
     rebalance(workers, "w1", ["w1", "w2", "w3"])
     lost = actives(workers, "w3")
     holders = {p: n for n in ("w1", "w2") for p in standbys(workers, n)}
     assert lost
+    for name in ("w1", "w2"):
+        # Each survivor's standby stores are at the end of their changelogs.
+        assignor = workers.apps[name].assignor
+        _report_offsets(assignor, {(CHANGELOG, p): 1000 for p in standbys(workers, name)})
     rebalance(workers, "w1", ["w1", "w2"])
     for p in lost:
         assert p in actives(workers, holders[p])
@@ -160,6 +170,11 @@ def test_caught_up_offsets_let_the_new_worker_take_its_share(workers: Workers) -
     w3.metadata = lambda topics: _with_offsets(w3, topics, caught_up)
     rebalance(workers, "w1", ["w1", "w2", "w3"])
     assert actives(workers, "w3") and set(actives(workers, "w3")) <= set(warm.warmups[CHANGELOG])
+
+
+def _report_offsets(assignor: Any, offsets: dict[tuple[str, int], int]) -> None:
+    """Make the member's next metadata report ``offsets`` as its stores' positions."""
+    assignor.metadata = lambda topics: _with_offsets(assignor, topics, offsets)
 
 
 def _with_offsets(assignor: Any, topics: Any, offsets: dict[tuple[str, int], int]) -> Any:
