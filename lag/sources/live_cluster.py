@@ -214,6 +214,12 @@ def check_group_listed(admin: Any, application_id: str, bootstrap: str) -> None:
             f"group {application_id!r} at {bootstrap} is a {kind} group (KIP-848/KIP-1071), "
             "not a classic Kafka Streams group: its members are read with "
             "ConsumerGroupDescribe/StreamsGroupDescribe, which streams-lag snapshot does not send"
+            + (
+                f" (a streams group: streams-lag streams-group --bootstrap-server {bootstrap} "
+                f"--application-id {application_id} --out STATE.json)"
+                if kind == "streams"
+                else ""
+            )
         )
 
 
