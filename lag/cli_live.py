@@ -237,7 +237,9 @@ def streams_group_summary(group: Any, state: Any) -> str:
 
 
 def streams_group_table(state: Any) -> Any:
-    """Per member, in the broker's order: process, tasks held, and its offsets report.
+    """Per member, in the broker's order: process, tasks held, and its offsets report (how
+    many tasks, the lag it gives: reported end offset - reported offset, summed over them, in
+    records, and how old it can be).
 
     Returns
     -------
@@ -248,11 +250,17 @@ def streams_group_table(state: Any) -> Any:
     reports = state.meta["offsets_report"]
     observed = state.meta.get("observed_at_ms")
     table = Table(title="members, in the broker's order: the offsets each last reported")
-    for name in ("member", "process", "active", "standby", "reported", "age"):
-        table.add_column(name, justify="right" if name in ("active", "standby") else "left")
+    for name in ("member", "process", "active", "standby", "reported", "lag", "age"):
+        table.add_column(name, justify="right" if name in ("active", "standby", "lag") else "left")
     for m in state.members:
         report = reports[m.member_id]
         count = sum(len(p) for p in m.task_offsets.values())
+        behind = [
+            max(0, end - m.task_offsets[s][p])
+            for s, ends in m.task_end_offsets.items()
+            for p, end in ends.items()
+            if p in m.task_offsets.get(s, {})
+        ]
         since = report.get("unchanged_since_ms")
         age = f"<= {report['interval_ms'] / 1000:g} s"
         if since is not None and observed is not None and since < observed:
@@ -263,6 +271,7 @@ def streams_group_table(state: Any) -> Any:
             str(sum(len(p) for p in m.active_tasks.values())),
             str(sum(len(p) for p in m.standby_tasks.values())),
             f"{count} task(s)" if count else "none",
+            f"{sum(behind):,}" if behind else "-",
             age,
         )
     return table

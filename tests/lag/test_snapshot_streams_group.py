@@ -116,3 +116,15 @@ def test_an_unknown_application_id_is_refused_before_the_reader_runs(
 def test_a_group_gone_between_listing_and_describing_is_one_line() -> None:
     with pytest.raises(LagInputError, match="GroupIdNotFoundException: Group gone not found"):
         read_live_streams_group(BOOTSTRAP, "gone")
+
+
+def test_the_table_gives_each_members_lag_from_its_own_report(
+    tmp_path: Path, fake_cluster: FakeCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    member = fake_cluster.description["members"][0]
+    member["task_offsets"] = [["1", 0, 50], ["2", 2, 7]]
+    member["task_end_offsets"] = [["1", 0, 80], ["2", 2, 1007], ["1", 4, 9]]
+    assert main(["snapshot", *live("--out", str(tmp_path / "state.json"))]) == 0
+    rows = [line for line in capsys.readouterr().err.splitlines() if member["member_id"] in line]
+    assert len(rows) == 1
+    assert "2 task(s)" in rows[0] and "1,030" in rows[0]
