@@ -16,9 +16,14 @@ Subcommands
     ``AssignmentInfo`` decoded (``DescribeGroups``).
 ``snapshot --bootstrap-server HOST:PORT --application-id APP [--command-config client.properties]
 [--streams-config app.properties] [--metrics FILE...] [--state-dirs DIR...] --out cluster.json``
-    The group leader's exact input from a live cluster (plain Python, no Spark): the group's
-    own state, ``ListOffsets``, scraped metrics and state directories, the freshest source
-    winning per (task, process); prints which source each offset sum came from and its age.
+    A classic group: the group leader's exact input from a live cluster (plain Python, no
+    Spark): the group's own state, ``ListOffsets``, scraped metrics and state directories, the
+    freshest source winning per (task, process); prints which source each offset sum came from
+    and its age. A streams group (KIP-1071, ``ListGroups`` says which): the state
+    ``streams-group`` writes, through the same reader, with how old each member's offsets
+    report can be; ``--metrics``, ``--state-dirs``, ``--streams-config``, ``--topology`` and the
+    classic assignors' configs are refused for it (the broker's assignor reads only what the
+    members reported and the group's configs).
 ``streams-group (--bootstrap-server HOST:PORT --application-id APP | --describe FILE) --out F``
     A streams group's state (KIP-1071, ``StreamsGroupDescribe`` through Kafka 4.4's Admin client,
     or the describe tool's text) as ``streams_group_sticky``'s input, members in the broker's

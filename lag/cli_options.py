@@ -3,15 +3,45 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from lag.kafka_rules import LONG_MAX
 
-__all__ = ["EXIT_INPUT", "add_config_flags", "bounded", "parse_time", "tag_list"]
+__all__ = [
+    "EXIT_INPUT",
+    "STREAMS_GROUP_UNUSED",
+    "add_config_flags",
+    "bounded",
+    "parse_time",
+    "refuse_for_streams_group",
+    "tag_list",
+]
 
 #: Exit status of a missing or unusable input.
 EXIT_INPUT = 2
+
+_REPORTED_ONLY = "the broker's assignor reads only the task offsets the members reported"
+_GROUP_CONFIG = (
+    "a classic assignor's config; the broker's assignor reads the group's own configs "
+    "(kafka-configs --entity-type groups)"
+)
+#: Options of the live mode that a streams group (KIP-1071) has no use for, and why: the
+#: broker's ``TaskAssignor`` reads the members' reports and the group's configs, nothing else.
+STREAMS_GROUP_UNUSED = {
+    "--command-config": "the streams-group reader (Kafka's Admin client, "
+    "DescribeStreamsGroup.java) connects in plaintext only",
+    "--streams-config": "the broker's assignor reads the group's configs "
+    "(streams.num.standby.replicas ...), not the application's properties",
+    "--metrics": _REPORTED_ONLY,
+    "--state-dirs": _REPORTED_ONLY,
+    "--topology": "the broker describes the group's topology itself",
+    "--acceptable-recovery-lag": _GROUP_CONFIG,
+    "--max-warmup-replicas": _GROUP_CONFIG,
+    "--probing-rebalance-interval-ms": "a streams group has no probing rebalances",
+    "--rack-aware-assignment-tags": _GROUP_CONFIG,
+}
 
 
 def parse_time(text: str) -> int:
@@ -76,3 +106,29 @@ def add_config_flags(parser: Any) -> None:
         metavar="TAG[,TAG...]",
         help="rack.aware.assignment.tags (default: file, else none)",
     )
+
+
+def refuse_for_streams_group(given: Iterable[str], application_id: str) -> None:
+    """Refuse the first option of ``given`` that a streams group has no use for.
+
+    Parameters
+    ----------
+    given:
+        The options the user gave (``--metrics`` ...), in the order to check them.
+    application_id:
+        The group, for the message.
+
+    Raises
+    ------
+    LagInputError
+        Naming the option, the group and why (:data:`STREAMS_GROUP_UNUSED`).
+    """
+    from streams_assign.errors import LagInputError
+
+    for option in given:
+        why = STREAMS_GROUP_UNUSED.get(option)
+        if why is not None:
+            raise LagInputError(
+                f"{option}: group {application_id!r} is a streams group (KIP-1071, "
+                f"group.protocol=streams): {why}; leave {option} out"
+            )

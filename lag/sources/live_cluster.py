@@ -23,7 +23,14 @@ from typing import Any
 from lag.sources.streams_group_state import StreamsMember, decode_members, describe_group
 from streams_assign.errors import LagInputError, MissingExtraError
 
-__all__ = ["LiveGroup", "admin_settings", "open_admin", "read_live_group"]
+__all__ = [
+    "LiveGroup",
+    "admin_settings",
+    "listed_group_type",
+    "live_group_type",
+    "open_admin",
+    "read_live_group",
+]
 
 _JAAS = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 #: Kafka client properties with a kafka-python setting of the same meaning.
@@ -187,14 +194,15 @@ def read_live_group(
     return LiveGroup(application_id, members, end_offsets, read_at, bootstrap)
 
 
-def check_group_listed(admin: Any, application_id: str, bootstrap: str) -> None:
-    """Check with ``ListGroups`` that the group exists and is a classic group.
+def listed_group_type(admin: Any, application_id: str, bootstrap: str) -> str:
+    """The group's type as ``ListGroups`` (v5+, KIP-848) names it: ``classic``, ``consumer``,
+    ``streams`` (KIP-1071) or ``share``; ``classic`` from a broker too old to say.
 
     Raises
     ------
     LagInputError
-        When no group has the id, or it is a KIP-848 consumer group or a KIP-1071 streams group
-        (``group.protocol=streams``), whose members ``DescribeGroups`` does not describe.
+        When ``ListGroups`` fails, or no group has the id (one line naming the bootstrap servers
+        and the application id).
     """
     from kafka.errors import KafkaError
 
@@ -208,15 +216,49 @@ def check_group_listed(admin: Any, application_id: str, bootstrap: str) -> None:
             f"no group {application_id!r} on the cluster at {bootstrap} (ListGroups): is the "
             f"application running, and is {application_id!r} its application.id?"
         )
-    kind = group.get("group_type") or "classic"
+    return str(group.get("group_type") or "classic")
+
+
+def live_group_type(
+    bootstrap: str,
+    application_id: str,
+    properties: dict[str, str] | None = None,
+    timeout_ms: int = 30_000,
+) -> str:
+    """The type of the live group ``application_id`` (:func:`listed_group_type`), asked now.
+
+    ``streams-lag snapshot`` and ``streams-assign``'s live mode read a ``classic`` group with
+    :func:`read_live_group` and a ``streams`` group (``group.protocol=streams``) with
+    :func:`lag.sources.streams_group_describe.read_live_streams_group`.
+
+    Raises
+    ------
+    LagInputError
+        No broker answers within ``timeout_ms``; no such group; ``ListGroups`` fails.
+    """
+    admin = open_admin(bootstrap, properties, timeout_ms)
+    try:
+        return listed_group_type(admin, application_id, bootstrap)
+    finally:
+        admin.close()
+
+
+def check_group_listed(admin: Any, application_id: str, bootstrap: str) -> None:
+    """Check with ``ListGroups`` that the group exists and is a classic group.
+
+    Raises
+    ------
+    LagInputError
+        When no group has the id, or it is a KIP-848 consumer group or a KIP-1071 streams group
+        (``group.protocol=streams``), whose members ``DescribeGroups`` does not describe.
+    """
+    kind = listed_group_type(admin, application_id, bootstrap)
     if kind != "classic":
         raise LagInputError(
             f"group {application_id!r} at {bootstrap} is a {kind} group (KIP-848/KIP-1071), "
-            "not a classic Kafka Streams group: its members are read with "
-            "ConsumerGroupDescribe/StreamsGroupDescribe, which streams-lag snapshot does not send"
+            "not a classic Kafka Streams group: DescribeGroups does not describe its members"
             + (
-                f" (a streams group: streams-lag streams-group --bootstrap-server {bootstrap} "
-                f"--application-id {application_id} --out STATE.json)"
+                " (a streams group: streams-lag snapshot / streams-lag streams-group read it)"
                 if kind == "streams"
                 else ""
             )

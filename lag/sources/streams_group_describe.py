@@ -49,6 +49,8 @@ __all__ = [
     "MemberTasks",
     "describe_streams_group",
     "parse_describe_json",
+    "read_live_streams_group",
+    "reader_paths",
     "streams_group_state",
 ]
 
@@ -196,6 +198,77 @@ def describe_streams_group(
             f"{result.returncode}): {result.stderr.strip()[-400:]}"
         )
     return parse_describe_json(lines[-1], source=f"{bootstrap_server} group {group_id!r}")
+
+
+def reader_paths(
+    kafka_jars: str | Path | None = None, dumper: str | Path | None = None
+) -> tuple[Path, Path]:
+    """The Kafka 4.4 jar folder and the dumper's source file, defaults filled in.
+
+    Defaults: ``$STREAMS_ASSIGN_KAFKA_HOME/lib-44`` else ``.kafka/lib-44``, and
+    ``kafka/streams-group-describe/DescribeStreamsGroup.java``, each taken in the current folder
+    when it is there, else in the checkout the ``lag`` package was installed from.
+    """
+    import os
+
+    checkout = Path(__file__).resolve().parents[2]
+    home = os.environ.get("STREAMS_ASSIGN_KAFKA_HOME")
+    chosen = []
+    for given, default in (
+        (kafka_jars, Path(home) / "lib-44" if home else Path(".kafka") / "lib-44"),
+        (dumper, Path("kafka") / "streams-group-describe" / DUMPER_FILE),
+    ):
+        if given is not None:
+            chosen.append(Path(given))
+        elif default.is_absolute() or default.exists():
+            chosen.append(default)
+        else:
+            chosen.append(checkout / default)
+    return chosen[0], chosen[1]
+
+
+def read_live_streams_group(
+    bootstrap_server: str,
+    group_id: str,
+    *,
+    kafka_jars: str | Path | None = None,
+    dumper: str | Path | None = None,
+    timeout_ms: int = 30_000,
+    topology: Mapping[str, tuple[int, bool]] | None = None,
+    num_standby_replicas: int | None = None,
+    previous: Mapping[str, Any] | None = None,
+    exclude_members: Sequence[str] = (),
+) -> tuple[DescribedGroup, StreamsGroupState]:
+    """A live streams group and the state the broker's assignor would get next: the one reader
+    of ``streams-lag streams-group``, ``streams-lag snapshot`` and ``streams-assign``'s live mode.
+
+    :func:`describe_streams_group` (jars and dumper from :func:`reader_paths`), then
+    :func:`streams_group_state` (``topology``, ``num_standby_replicas``, ``previous`` and
+    ``exclude_members`` as it takes them).
+
+    Raises
+    ------
+    LagInputError
+        As those two do, and when the group has no members (nothing for the assignor to place
+        tasks on: an ``Empty`` group, whose application is stopped).
+    """
+    jars, source = reader_paths(kafka_jars, dumper)
+    group = describe_streams_group(
+        bootstrap_server, group_id, kafka_jars=jars, dumper=source, timeout_ms=timeout_ms
+    )
+    if not group.members:
+        raise LagInputError(
+            f"streams group {group_id!r} at {bootstrap_server} has no members (state "
+            f"{group.state}): is the application running?"
+        )
+    state = streams_group_state(
+        group,
+        topology=topology,
+        num_standby_replicas=num_standby_replicas,
+        previous=previous,
+        exclude_members=exclude_members,
+    )
+    return group, state
 
 
 def parse_describe_json(text: str | Mapping[str, Any], source: str) -> DescribedGroup:

@@ -1,16 +1,20 @@
 """Ask a live cluster, then answer: the options ``plan``, ``assign`` and ``compare`` share.
 
-With ``--bootstrap-server HOST:PORT --application-id APP`` a subcommand builds its cluster state
-from the running Kafka Streams group instead of a file, through ``streams-lag snapshot``'s
-builder (:func:`lag.job.snapshot.take_snapshot`: the group's own state, ``ListOffsets``, the
-given metrics scrapes and state directories, the freshest source per (process, task)). ``lag``
-is imported only when the cluster is asked, so ``--help`` and file inputs stay light.
+With ``--bootstrap-server HOST:PORT --application-id APP`` a subcommand builds its input from
+the running Kafka Streams group instead of a file, as ``streams-lag snapshot`` does: for a
+classic group the cluster state (:func:`lag.job.snapshot.take_snapshot`: the group's own state,
+``ListOffsets``, the given metrics scrapes and state directories, the freshest source per
+(process, task)); for a streams group (KIP-1071, ``ListGroups`` says which) the streams-group
+state its broker's assignor reads (``StreamsGroupDescribe`` through Kafka 4.4's Admin client,
+:func:`lag.sources.streams_group_describe.read_live_streams_group`). ``lag`` is imported only
+when the cluster is asked, so ``--help`` and file inputs stay light.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from streams_assign.errors import UsageError
@@ -71,6 +75,18 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
     live.add_argument(
         "--timeout-ms", type=int, default=30_000, help="per request to the cluster (30000)"
     )
+    live.add_argument(
+        "--kafka-jars",
+        metavar="DIR",
+        help="streams groups: Kafka 4.4+ jars for the Admin-API reader (default "
+        "$STREAMS_ASSIGN_KAFKA_HOME/lib-44, else .kafka/lib-44)",
+    )
+    live.add_argument(
+        "--dumper",
+        metavar="FILE",
+        help="streams groups: the reader's source (default kafka/streams-group-describe/"
+        "DescribeStreamsGroup.java)",
+    )
 
 
 def live_requested(args: argparse.Namespace, files: Any) -> bool:
@@ -99,47 +115,100 @@ def live_label(args: argparse.Namespace) -> str:
     return f"{args.application_id}@{args.bootstrap_server}"
 
 
-def load_live_cluster(args: argparse.Namespace) -> Any:
-    """The cluster state of the live group, validated; a summary line on stderr.
+def load_live_cluster(
+    args: argparse.Namespace,
+    *,
+    streams_group_hint: str | None = None,
+    streams_group_check: Callable[[Any], object] | None = None,
+) -> Any:
+    """The state of the live group, validated; a summary line on stderr.
+
+    ``ListGroups`` says the group's type: a classic group gives its cluster state
+    (:func:`lag.job.snapshot.take_snapshot`), a streams group (KIP-1071) the streams-group state
+    its broker's assignor reads (:func:`lag.sources.streams_group_describe.
+    read_live_streams_group`, the reader of ``streams-lag streams-group``).
+
+    Parameters
+    ----------
+    streams_group_hint:
+        When given, a streams group is refused with this advice (a subcommand without a
+        streams-group form).
+    streams_group_check:
+        Called with a streams group's state before anything is printed: the subcommand's own
+        checks (raising ``UsageError``), so that a refusal is the only line on stderr.
 
     Returns
     -------
-    ClusterState
+    ClusterState or StreamsGroupState
 
     Raises
     ------
     UsageError
-        For anything the cluster or the files could not give (one line naming what and
+        For anything the cluster or the files could not give, an option a streams group has no
+        use for (``--metrics`` ...), or a refused streams group (one line naming what and
         where); nothing is written then.
     """
     import logging
 
     from streams_assign.errors import StreamsAssignError
-    from streams_assign.formats.cluster_state import parse_cluster_state
 
     # kafka-python logs every refused connection at ERROR; the error raised below says what
     # failed in one line, so its records stay out of the command's stderr.
     kafka_logger = logging.getLogger("kafka")
     propagate, kafka_logger.propagate = kafka_logger.propagate, False
     try:
-        from lag.job.snapshot import take_snapshot
+        from lag.sources.live_cluster import live_group_type, read_command_config
 
-        snapshot, resolved = take_snapshot(
-            args.bootstrap_server,
-            args.application_id,
-            command_config=args.command_config,
-            streams_config=args.streams_config,
-            metrics=args.metrics,
-            state_dirs=args.state_dirs,
-            timeout_ms=args.timeout_ms,
+        properties = read_command_config(args.command_config)
+        kind = live_group_type(
+            args.bootstrap_server, args.application_id, properties, args.timeout_ms
         )
-        state = parse_cluster_state(snapshot.document)
+        if kind == "streams":
+            if streams_group_hint is not None:
+                raise UsageError(f"a streams group (KIP-1071): {streams_group_hint}")
+            return _load_streams_group(args, streams_group_check)
+        return _load_classic(args)
     except StreamsAssignError as exc:
+        if isinstance(exc, UsageError):
+            raise
         raise UsageError(str(exc)) from None
     finally:
         kafka_logger.propagate = propagate
-    from lag.job.snapshot import config_notes
 
+
+def _load_streams_group(args: argparse.Namespace, check: Callable[[Any], object] | None) -> Any:
+    from lag.cli_live import given_live_options, streams_group_summary
+    from lag.cli_options import refuse_for_streams_group
+    from lag.sources.streams_group_describe import read_live_streams_group
+
+    refuse_for_streams_group(given_live_options(args), args.application_id)
+    group, state = read_live_streams_group(
+        args.bootstrap_server,
+        args.application_id,
+        kafka_jars=args.kafka_jars,
+        dumper=args.dumper,
+        timeout_ms=args.timeout_ms,
+    )
+    if check is not None:
+        check(state)
+    print(f"{live_label(args)}: {streams_group_summary(group, state)}", file=sys.stderr)
+    return state
+
+
+def _load_classic(args: argparse.Namespace) -> Any:
+    from lag.job.snapshot import config_notes, take_snapshot
+    from streams_assign.formats.cluster_state import parse_cluster_state
+
+    snapshot, resolved = take_snapshot(
+        args.bootstrap_server,
+        args.application_id,
+        command_config=args.command_config,
+        streams_config=args.streams_config,
+        metrics=args.metrics,
+        state_dirs=args.state_dirs,
+        timeout_ms=args.timeout_ms,
+    )
+    state = parse_cluster_state(snapshot.document)
     for note in [*config_notes(resolved), *snapshot.notes]:
         print(f"note: {note}", file=sys.stderr)
     print(f"{live_label(args)}: {snapshot.document['description']}", file=sys.stderr)

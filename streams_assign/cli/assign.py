@@ -2,10 +2,12 @@
 
 The next rebalance's assignment of each cluster-state file (Kafka's
 ``HighAvailabilityTaskAssignor`` by default), or of each streams-group state (KIP-1071, told apart
-by its ``members`` and ``topology``; decided by ``streams_group_sticky``, the group
-coordinator's ``StickyTaskAssignor``). With ``--output-dir`` (batch mode) every good
-input's assignment is written whole to ``DIR/<input file name>``, the bad inputs are listed on
-one line and the exit status is 2 when there is any.
+by its ``members`` and ``topology``; decided by the twin of the group's configured assignor:
+``streams_group_sticky``, the group coordinator's ``StickyTaskAssignor``, or lag_aware_sticky's
+broker form). With ``--bootstrap-server HOST:PORT --application-id APP`` the input is the live
+group, a classic or a streams group (:mod:`streams_assign.cli._live`). With ``--output-dir``
+(batch mode) every good input's assignment is written whole to ``DIR/<input file name>``, the
+bad inputs are listed on one line and the exit status is 2 when there is any.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from streams_assign.errors import StreamsAssignError, StreamsGroupUsageError, UsageError
 
-__all__ = ["ASSIGNOR_CHOICES", "configure", "run"]
+__all__ = ["ASSIGNOR_CHOICES", "configure", "group_assignor", "run"]
 
 #: The assignor names of ``assignors.ASSIGNORS`` and their aliases (kept here so that
 #: ``--help`` imports no assignor; a test checks both lists agree).
@@ -82,7 +84,11 @@ def run(args: argparse.Namespace) -> int:
         args.files = [live_label(args)]
     results = []
     for path in args.files:
-        state = load_live_cluster(args) if live else load_input(path)
+        state = (
+            load_live_cluster(args, streams_group_check=lambda s: group_assignor(s, args.assignor))
+            if live
+            else load_input(path)
+        )
         try:
             results.append((Path(path), state, _decide(state, args)))
         except StreamsAssignError as exc:
@@ -103,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     for _, state, assignment in results:
         if isinstance(state, StreamsGroupState):
             print_streams_group_assignment(
-                state, assignment, console=out, assignor=args.assignor or "streams_group_sticky"
+                state, assignment, console=out, assignor=group_assignor(state, args.assignor)
             )
             continue
         print_assignment(state, assignment, console=out)
@@ -134,14 +140,47 @@ def _decide_streams_group(state: Any, chosen: str | None) -> Any:
     TaskAssignorException
         When Kafka's assignor throws (a group without members but with tasks).
     """
-    from streams_assign.assignors import GROUP_ASSIGNORS, assign_group
+    from streams_assign.assignors import assign_group
 
-    if chosen is not None and chosen not in GROUP_ASSIGNORS:
+    return assign_group(state, group_assignor(state, chosen))
+
+
+#: The group's ``streams.assignor.name`` (``StreamsGroupDescribe``'s assignor) -> its twin here:
+#: Kafka's ``StickyTaskAssignor`` and the lag_aware_sticky plug-in (KIP-1357).
+_CONFIGURED_TWIN = {"sticky": "streams_group_sticky", "lag_aware_sticky": "lag_aware_sticky"}
+
+
+def group_assignor(state: Any, chosen: str | None) -> str:
+    """Which of ``GROUP_ASSIGNORS`` decides a streams-group state: ``--assignor`` when given,
+    else the twin of the assignor the group is configured with (``meta.assignor``, which
+    ``streams-lag streams-group`` / ``snapshot`` write from the description), else
+    ``streams_group_sticky`` (Kafka's default).
+
+    Raises
+    ------
+    StreamsGroupUsageError
+        When ``chosen`` is a classic assignor, or the group's assignor has no twin here and no
+        ``--assignor`` is given.
+    """
+    from streams_assign.assignors import GROUP_ASSIGNORS
+
+    if chosen is not None:
+        if chosen not in GROUP_ASSIGNORS:
+            raise StreamsGroupUsageError(
+                f"a streams-group state (members + topology) is decided by "
+                f"{' or '.join(GROUP_ASSIGNORS)}, not --assignor {chosen}"
+            )
+        return chosen
+    configured = (state.meta or {}).get("assignor")
+    if configured is None:
+        return "streams_group_sticky"
+    if configured not in _CONFIGURED_TWIN:
         raise StreamsGroupUsageError(
-            f"a streams-group state (members + topology) is decided by "
-            f"{' or '.join(GROUP_ASSIGNORS)}, not --assignor {chosen}"
+            f"meta.assignor: the group's assignor is {configured!r}, which no assignor here "
+            f"twins; give --assignor {' or --assignor '.join(GROUP_ASSIGNORS)} to predict with "
+            "one of them"
         )
-    return assign_group(state, chosen or "streams_group_sticky")
+    return _CONFIGURED_TWIN[configured]
 
 
 def _batch(args: argparse.Namespace) -> int:

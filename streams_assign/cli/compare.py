@@ -18,6 +18,14 @@ __all__ = ["configure", "run"]
 _PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
+#: Why ``compare --bootstrap-server`` refuses a streams group (KIP-1071), and what to run.
+STREAMS_GROUP_HINT = (
+    "compare ranks the classic assignors and their optima on a classic cluster state, which a "
+    "streams group has not; its broker's next target: streams-assign assign --bootstrap-server "
+    "... --application-id ..."
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of ``compare`` to its parser."""
     parser.add_argument("file", metavar="FILE", nargs="?", help="cluster-state JSON file")
@@ -85,7 +93,11 @@ def run(args: argparse.Namespace) -> int:
         if args.max_rounds < 1:
             raise UsageError(f"--max-rounds must be >= 1, got {args.max_rounds}")
         assignors = chosen_assignors(args.assignor)
-        cluster = load_live_cluster(args) if live else load_cluster(args.file)
+        cluster = (
+            load_live_cluster(args, streams_group_hint=STREAMS_GROUP_HINT)
+            if live
+            else load_cluster(args.file)
+        )
         with spinner("comparing assignors") as status:
             comparison = compare_assignors(
                 cluster,

@@ -11,6 +11,10 @@ every ``--add-id`` how the chain varies with where the new process ids sort
 (``--streams-config`` is read by ``lag.sources.streams_config``, plain Python). Base install,
 except ``--rates`` (the ``lag`` extra: pyarrow) and ``--plot`` / ``--report`` (the ``report``
 extra: matplotlib, Jinja2).
+
+With ``--bootstrap-server`` on a streams group (KIP-1071) ``plan`` predicts the chain of target
+computations its one change causes instead, as ``streams-chain`` does (``--kill P``,
+``--remove P``, ``--bounce P`` or ``--add 1 [--add-id UUID] [--capacity THREADS]``).
 """
 
 from __future__ import annotations
@@ -175,9 +179,17 @@ def run(args: argparse.Namespace) -> int:
     from streams_assign.simulation.whatif import Changes
 
     live = live_requested(args, args.file)
-    cluster = load_live_cluster(args) if live else load_cluster(args.file)
     if live:
         args.file = live_label(args)
+        cluster = load_live_cluster(
+            args, streams_group_check=lambda state: _streams_group_change(args, state)
+        )
+    else:
+        cluster = load_cluster(args.file)
+    from streams_assign.streams_group import StreamsGroupState
+
+    if isinstance(cluster, StreamsGroupState):
+        return _plan_streams_group(args, cluster)
     cluster, session_timeout, notes = _with_streams_config(args, cluster)
     with naming(args.file):
         assignors = chosen_assignors(args.assignor)
@@ -221,6 +233,114 @@ def run(args: argparse.Namespace) -> int:
         print_plan(plan)
         print_chains(plan)
     return 0
+
+
+def _plan_streams_group(args: argparse.Namespace, state: Any) -> int:
+    """``plan`` on a live streams group (KIP-1071): the chain of target computations its one
+    change (:func:`_streams_group_change`) causes, as ``streams-chain`` predicts and prints it
+    (:func:`streams_assign.cli.streams_chain.report_chain`); returns 0.
+
+    Raises
+    ------
+    UsageError
+        As :func:`_streams_group_change` does.
+    """
+    from streams_assign.cli.streams_chain import report_chain
+
+    change = _streams_group_change(args, state)
+    return report_chain(
+        state,
+        change,
+        source=str(args.file),
+        draws=args.id_samples,
+        fresh_process=change.kind == "join" and not args.add_id,
+        as_json=args.json,
+    )
+
+
+def _streams_group_change(args: argparse.Namespace, state: Any) -> Any:
+    """The chain's change from ``plan``'s options, checked.
+
+    ``--kill P`` is a kill (one computation at session expiry), ``--remove P`` a leave,
+    ``--bounce P`` a bounce of P's threads, ``--add 1`` a join of ``--capacity`` threads
+    (default: the most common threads per process) with process id ``--add-id`` (else a fresh
+    one, and whether each result depends on the new ids is drawn ``--id-samples`` times).
+
+    Returns
+    -------
+    streams_assign.simulation.streams_group_chain.ChainChange
+
+    Raises
+    ------
+    UsageError
+        For an option of the classic convergence only, more or less than one change, an
+        unknown process, or a group whose assignor the chain does not run.
+    """
+    import random
+    import uuid
+    from collections import Counter
+
+    from streams_assign.cli.assign import group_assignor
+    from streams_assign.simulation.streams_group_chain import ChainChange
+
+    where = f"{args.file}: a streams group (KIP-1071)"
+    _refuse_classic_options(args, where)
+    actions = (("kill", args.kill), ("leave", args.remove), ("bounce", args.bounce))
+    changes = [(kind, p) for kind, ids in actions for p in ids] + [("join", "")] * args.add
+    if len(changes) != 1 or len(args.add_id) > 1:
+        raise UsageError(
+            f"{where}: plan predicts the chain of one change: --kill P, --remove P, --bounce P "
+            "or --add 1 (with at most one --add-id)"
+        )
+    twin = group_assignor(state, None)
+    if set(args.assignor or [twin]) != {"streams_group_sticky"} or twin != "streams_group_sticky":
+        raise UsageError(
+            f"{where}: its chain is predicted with streams_group_sticky only (the group's "
+            f"assignor: {twin}); the next target: streams-assign assign"
+        )
+    kind, process = changes[0]
+    threads = Counter(m.process_id for m in state.members)
+    if kind == "join":
+        count = args.capacity or Counter(threads.values()).most_common(1)[0][0]
+        fresh = str(uuid.UUID(int=random.Random(0).getrandbits(128), version=4))
+        process = args.add_id[0] if args.add_id else fresh
+    else:
+        found = sorted(p for p in threads if p.startswith(process))
+        if len(found) != 1:
+            raise UsageError(
+                f"{where}: --{'remove' if kind == 'leave' else kind} {process}: "
+                f"{'no' if not found else 'more than one'} process of the group has that id "
+                f"(processes: {', '.join(sorted(threads))})"
+            )
+        process, count = found[0], threads[found[0]]
+    if count < 1 or (kind in ("join", "bounce") and args.id_samples < 2):
+        raise UsageError(f"{where}: --capacity >= 1 and --id-samples >= 2 for a join or bounce")
+    how: Any = kind
+    return ChainChange(kind=how, process_id=process, threads=count)
+
+
+def _refuse_classic_options(args: argparse.Namespace, where: str) -> None:
+    """Refuse the first option of the classic convergence a streams group's chain has no use
+    for (it has no probing rebalances, warm-ups or restore model)."""
+    given = {
+        "--zone": args.zone is not None,
+        "--standbys": args.standbys is not None,
+        "--optimal": args.optimal,
+        "--rates": args.rates is not None,
+        "--restore-rate": args.restore_rate is not None,
+        "--session-timeout-ms": args.session_timeout_ms is not None,
+        "--follow-up-ms": args.follow_up_ms != DEFAULT_FOLLOW_UP_MS,
+        "--max-rounds": args.max_rounds != 50,
+        "--write-state": args.write_state is not None,
+        "--plot": args.plot is not None,
+        "--report": args.report is not None,
+    }
+    for option, present in given.items():
+        if present:
+            raise UsageError(
+                f"{where}: {option} is an option of a classic group's convergence; plan "
+                "predicts a streams group's chain of target computations (streams-chain)"
+            )
 
 
 def _with_streams_config(args: argparse.Namespace, cluster: Any) -> tuple[Any, int, list[str]]:

@@ -14,7 +14,7 @@ import argparse
 import json
 from typing import Any
 
-__all__ = ["configure", "run"]
+__all__ = ["configure", "report_chain", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -42,11 +42,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the chain; returns 0 (bad input raises a ``StreamsAssignError``)."""
     from streams_assign.errors import UsageError
     from streams_assign.formats.streams_group import load_streams_group
-    from streams_assign.simulation.streams_group_chain import (
-        ChainChange,
-        id_dependence,
-        predict_chain,
-    )
+    from streams_assign.simulation.streams_group_chain import ChainChange
 
     try:
         state = load_streams_group(args.file)
@@ -62,25 +58,67 @@ def run(args: argparse.Namespace) -> int:
         member_ids=tuple(args.member_id) or None,
         first_alone=args.first_alone,
     )
+    return report_chain(
+        state,
+        change,
+        source=args.file,
+        reconciliation=args.reconciliation,
+        draws=args.draws,
+        fresh_process=args.fresh_process,
+        as_json=args.json,
+    )
+
+
+def report_chain(
+    state: Any,
+    change: Any,
+    *,
+    source: str,
+    reconciliation: str = "released-only",
+    draws: int = 20,
+    fresh_process: bool = False,
+    as_json: bool = False,
+) -> int:
+    """Predict the chain ``change`` causes from ``state`` and print it (``streams-chain``, and
+    ``plan`` on a live streams group); returns 0.
+
+    Parameters
+    ----------
+    state, change:
+        A :class:`~streams_assign.streams_group.StreamsGroupState` and a
+        :class:`~streams_assign.simulation.streams_group_chain.ChainChange`.
+    source:
+        The input's name, for messages.
+    reconciliation, draws, fresh_process:
+        As :func:`~streams_assign.simulation.streams_group_chain.id_dependence` takes them;
+        the dependence on new ids is drawn for a join or bounce without ``change.member_ids``.
+    as_json:
+        One JSON document on stdout instead of the text.
+
+    Raises
+    ------
+    UsageError
+        When the chain cannot be predicted (a process without members ...), naming ``source``.
+    """
+    from streams_assign.errors import UsageError
+    from streams_assign.simulation.streams_group_chain import id_dependence, predict_chain
+
+    how: Any = reconciliation
     try:
-        chain = predict_chain(state, change, reconciliation=args.reconciliation)
+        chain = predict_chain(state, change, reconciliation=how)
         depends = (
             id_dependence(
-                state,
-                change,
-                reconciliation=args.reconciliation,
-                draws=args.draws,
-                fresh_process=args.fresh_process,
+                state, change, reconciliation=how, draws=draws, fresh_process=fresh_process
             )
-            if kind in ("join", "bounce") and not args.member_id
+            if change.kind in ("join", "bounce") and not change.member_ids
             else [{"per_process": False, "per_thread": False}] * len(chain.computations)
         )
     except ValueError as exc:
-        raise UsageError(f"{args.file}: {exc}") from None
+        raise UsageError(f"{source}: {exc}") from None
     document = chain.to_json()
     for entry, dep in zip(document["computations"], depends, strict=True):
         entry["depends_on_new_ids"] = dep
-    if args.json:
+    if as_json:
         print(json.dumps(document, indent=1))
         return 0
     for i, entry in enumerate(document["computations"], start=1):
