@@ -132,7 +132,9 @@ class FaceModel:
         self.pairs = len(self.active)
         stays, had_owner = self._add_stateless_tasks(actives_of)
         active_counts = [cp_model.LinearExpr.sum(v) for v in actives_of]
-        add_balance(model, active_counts, costs.capacities, len(costs.tasks), "active")
+        self.balance = add_balance(
+            model, active_counts, costs.capacities, len(costs.tasks), "active"
+        )
         self.moves = (
             cp_model.LinearExpr.weighted_sum(moves, move_weights)
             - cp_model.LinearExpr.sum(stays)
@@ -176,8 +178,10 @@ class FaceModel:
         group_of = {t: g for g, (_, members) in enumerate(self.groups) for t in members}
         hinted: dict[Any, int] = {}
         stays = dict.fromkeys(self.stay, 0)
+        active_counts = []
         for c, pid in enumerate(costs.client_ids):
             decided = assignment.clients.get(pid, ClientAssignment())
+            active_counts.append(len(decided.active))
             stateless = 0
             for task in decided.active:
                 t = index[task]
@@ -195,6 +199,7 @@ class FaceModel:
             model.add_hint(var, hinted.get(var, 0))
         for key, var in self.stay.items():
             model.add_hint(var, stays[key])
+        self.balance.hint(model, active_counts, costs.capacities)
 
     def extract(self, solver: cp_model.CpSolver) -> Assignment:
         """The solver's solution as an :class:`Assignment`."""

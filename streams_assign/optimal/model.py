@@ -919,7 +919,7 @@ def add_balance(
     total: int,
     name: str,
     spread: Fraction = Fraction(1),
-) -> None:
+) -> BalanceVariables:
     """``max_c counts[c]/cap[c] - min_c counts[c]/cap[c] <= spread``, exactly, in integers.
 
     Parameters
@@ -936,6 +936,11 @@ def add_balance(
         Prefix of the new variables' names.
     spread:
         The largest allowed ``max - min`` of counts per thread.
+
+    Returns
+    -------
+    BalanceVariables
+        The variables added (to complete a hint with :meth:`BalanceVariables.hint`).
 
     Notes
     -----
@@ -965,7 +970,7 @@ def add_balance(
     windows = balance_windows(capacities, total, spread)
     if not windows:
         model.add_bool_or([])  # no balanced count vector exists
-        return
+        return BalanceVariables(hi, lo, [], [])
     choices = [model.new_bool_var(f"{name}_window_{j}") for j in range(len(windows))]
     model.add_exactly_one(choices)
     for capacity in hi:
@@ -973,6 +978,52 @@ def add_balance(
         high = [window[capacity][1] for window in windows]
         model.add(lo[capacity] >= cp_model.LinearExpr.weighted_sum(choices, low))
         model.add(hi[capacity] <= cp_model.LinearExpr.weighted_sum(choices, high))
+    return BalanceVariables(hi, lo, choices, windows)
+
+
+@dataclass(frozen=True, slots=True)
+class BalanceVariables:
+    """The variables :func:`add_balance` adds.
+
+    Attributes
+    ----------
+    hi, lo:
+        Per capacity, the largest and smallest count of its clients.
+    choices:
+        One boolean per window of ``windows``, exactly one true.
+    windows:
+        The balance windows (see :func:`balance_windows`).
+    """
+
+    hi: dict[int, Any]
+    lo: dict[int, Any]
+    choices: list[Any]
+    windows: list[dict[int, tuple[int, int]]]
+
+    def hint(
+        self, model: cp_model.CpModel, counts: Sequence[int], capacities: Sequence[int]
+    ) -> None:
+        """Hint these variables from the counts of a hinted assignment (a complete hint lets
+        CP-SAT start from it). A count vector in no window hints no window."""
+        by_capacity: dict[int, list[int]] = {}
+        for count, capacity in zip(counts, capacities, strict=True):
+            by_capacity.setdefault(capacity, []).append(count)
+        for capacity, values in by_capacity.items():
+            model.add_hint(self.hi[capacity], max(values))
+            model.add_hint(self.lo[capacity], min(values))
+        chosen = next(
+            (
+                j
+                for j, window in enumerate(self.windows)
+                if all(
+                    window[q][0] <= min(v) and max(v) <= window[q][1]
+                    for q, v in by_capacity.items()
+                )
+            ),
+            None,
+        )
+        for j, choice in enumerate(self.choices):
+            model.add_hint(choice, int(j == chosen))
 
 
 def _stateless_groups(costs: PlacementCosts) -> list[tuple[tuple[int, ...], list[int]]]:
@@ -998,6 +1049,7 @@ def _restore_scale(costs: PlacementCosts) -> int:
 
 __all__ = [
     "AssignmentModel",
+    "BalanceVariables",
     "HallCut",
     "MAX_RESTORE_TOTAL",
     "OBJECTIVES",
