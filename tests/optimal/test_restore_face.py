@@ -84,3 +84,25 @@ def test_huge_costs_fall_back_to_the_whole_model(data):
     costs = PlacementCosts.of(cluster)
     special = {t: special_clients(costs, t, True) for t in costs.stateful_indices}
     assert restore_optimum(costs, special) is None
+
+
+def test_the_flows_assignment_is_a_complete_hint_of_a_face():
+    cluster = synthetic_cluster(60, 12, seed=6)
+    costs = PlacementCosts.of(cluster)
+    special = {t: special_clients(costs, t, True) for t in costs.stateful_indices}
+    optimum = restore_optimum(costs, special)
+    assert optimum is not None and optimum.assignment is not None
+    moves = score(cluster, optimum.assignment, costs).moves
+    statuses = []
+    for face in optimum.faces:
+        built = FaceModel(costs, face, special)
+        built.add_hint(optimum.assignment)
+        hinted = set(built.model.proto.solution_hint.vars)
+        assert len(hinted) == len(built.model.proto.variables)  # every variable hinted
+        solver = make_solver(1, 0, 20)
+        solver.parameters.fix_variables_to_their_hinted_value = True
+        status = solver.status_name(solver.solve(built.model))
+        statuses.append(status)
+        if status == "OPTIMAL":
+            assert round(solver.objective_value) == moves
+    assert "OPTIMAL" in statuses  # the assignment lies on one of the faces, as it is
