@@ -7,11 +7,13 @@ reach the same lexicographic optimum (restore records, then moves) wherever both
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from devtools.generators.cluster_states import synthetic_cluster
 from streams_assign.optimal import PlacementCosts, flow_lower_bound, score, solve_optimal
-from streams_assign.optimal.face_moves import FaceModel
+from streams_assign.optimal.face_moves import FaceModel, face_model_fits
 from streams_assign.optimal.model import special_clients
 from streams_assign.optimal.restore_face import restore_optimum
 from streams_assign.optimal.solve import make_solver
@@ -106,3 +108,25 @@ def test_the_flows_assignment_is_a_complete_hint_of_a_face():
         if status == "OPTIMAL":
             assert round(solver.objective_value) == moves
     assert "OPTIMAL" in statuses  # the assignment lies on one of the faces, as it is
+
+
+def test_a_face_of_strangers_only_is_left_to_the_whole_model():
+    # A fresh application: nobody has state or history, every client is a stranger to every
+    # task; the face model would name interchangeable clients, the whole model counts them.
+    cluster = synthetic_cluster(40, 8, seed=0)
+    fresh = replace(
+        cluster,
+        clients=tuple(
+            replace(client, prev_active=(), prev_standby=(), task_lags={}, task_offset_sums=None)
+            for client in cluster.clients
+        ),
+    )
+    costs = PlacementCosts.of(fresh)
+    special = {t: special_clients(costs, t, True) for t in costs.stateful_indices}
+    optimum = restore_optimum(costs, special)
+    assert optimum is not None and optimum.faces
+    assert not any(face_model_fits(costs, face, special) for face in optimum.faces)
+    result = solve_optimal(fresh, "target", time_limit=30)
+    assert result.status == "OPTIMAL"
+    # Every client restores every task whole (the same stand-in), and nothing ran before.
+    assert result.objective == {"restore_records": optimum.records, "moves": 0}
