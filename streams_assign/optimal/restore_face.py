@@ -446,7 +446,7 @@ def choose_actives(costs: PlacementCosts, holders: dict[int, list[int]]) -> Assi
             (active if amounts[arc] else standby)[c].append(t)
             arc += 1
     leftovers: list[int] = []
-    for _, (owners, members) in enumerate(ordered):
+    for owners, members in ordered:
         queue = list(members)
         for c in owners:
             keep, arc = amounts[arc], arc + 1
