@@ -117,7 +117,7 @@ class AssignmentModel:
         self.model = cp_model.CpModel()
         n_clients = costs.num_clients
         stateful = costs.stateful_indices
-        self.special = {t: _special_clients(costs, t, aggregate) for t in stateful}
+        self.special = {t: special_clients(costs, t, aggregate) for t in stateful}
         self.generic_of = {t: n_clients - len(self.special[t]) for t in stateful}
         self.active: dict[tuple[int, int], Any] = {}
         self.standby: dict[tuple[int, int], Any] = {}
@@ -337,44 +337,8 @@ class AssignmentModel:
     def add_balance(
         self, counts: Sequence[Any], total: int, name: str, spread: Fraction = Fraction(1)
     ) -> None:
-        """``max_c counts[c]/cap[c] - min_c counts[c]/cap[c] <= spread``, exactly, in integers.
-
-        Clients are grouped by capacity; per group the largest and smallest count get a
-        variable, and for every pair of groups ``(k, m)`` the cross-multiplied
-        ``(hi_k * cap_m - lo_m * cap_k) * den <= num * cap_k * cap_m`` holds (``spread =
-        num / den``). That alone relaxes badly, so
-        the model also picks one of the few windows of :func:`balance_windows` (one boolean
-        each) and bounds every group by it. The bounds are weighted by the booleans rather
-        than enforced by them: exact for a 0/1 choice, and for a fractional one the convex hull
-        of the windows' union, which keeps the linear relaxation close to a transportation
-        problem's.
-        """
-        model = self.model
-        by_capacity: dict[int, list[int]] = {}
-        for c, capacity in enumerate(self.costs.capacities):
-            by_capacity.setdefault(capacity, []).append(c)
-        hi: dict[int, Any] = {}
-        lo: dict[int, Any] = {}
-        for capacity, clients in sorted(by_capacity.items()):
-            hi[capacity] = model.new_int_var(0, total, f"{name}_hi_{capacity}")
-            lo[capacity] = model.new_int_var(0, total, f"{name}_lo_{capacity}")
-            for c in clients:
-                model.add(hi[capacity] >= counts[c])
-                model.add(lo[capacity] <= counts[c])
-        for k in hi:
-            for m in lo:
-                model.add((hi[k] * m - lo[m] * k) * spread.denominator <= spread.numerator * k * m)
-        windows = balance_windows(self.costs.capacities, total, spread)
-        if not windows:
-            model.add_bool_or([])  # no balanced count vector exists
-            return
-        choices = [model.new_bool_var(f"{name}_window_{j}") for j in range(len(windows))]
-        model.add_exactly_one(choices)
-        for capacity in hi:
-            low = [window[capacity][0] for window in windows]
-            high = [window[capacity][1] for window in windows]
-            model.add(lo[capacity] >= cp_model.LinearExpr.weighted_sum(choices, low))
-            model.add(hi[capacity] <= cp_model.LinearExpr.weighted_sum(choices, high))
+        """Active or stateful load spread at most ``spread`` (see :func:`add_balance`)."""
+        add_balance(self.model, counts, self.costs.capacities, total, name, spread)
 
     # -- objectives -----------------------------------------------------------------------------
 
@@ -568,8 +532,10 @@ class AssignmentModel:
         )
 
 
-def _special_clients(costs: PlacementCosts, t: int, aggregate: bool) -> tuple[int, ...]:
+def special_clients(costs: PlacementCosts, t: int, aggregate: bool) -> tuple[int, ...]:
     """Clients that differ from a stateless stranger for task ``t`` (all of them unaggregated).
+
+    Returns the client indices, ascending.
 
     A client is special when it reported a lag for the task or held it before; the others have
     no state and no history for it, so they cost the same and are interchangeable.
@@ -946,6 +912,120 @@ def balance_windows(
     return [w for w in windows if not any(inside(w, other) for other in windows)]
 
 
+def add_balance(
+    model: cp_model.CpModel,
+    counts: Sequence[Any],
+    capacities: Sequence[int],
+    total: int,
+    name: str,
+    spread: Fraction = Fraction(1),
+) -> BalanceVariables:
+    """``max_c counts[c]/cap[c] - min_c counts[c]/cap[c] <= spread``, exactly, in integers.
+
+    Parameters
+    ----------
+    model:
+        The CP-SAT model to add to.
+    counts:
+        Per client, its count (a linear expression), ``len(capacities)`` of them.
+    capacities:
+        Stream threads per client.
+    total:
+        What the counts sum to (the constraint does not add that equation).
+    name:
+        Prefix of the new variables' names.
+    spread:
+        The largest allowed ``max - min`` of counts per thread.
+
+    Returns
+    -------
+    BalanceVariables
+        The variables added (to complete a hint with :meth:`BalanceVariables.hint`).
+
+    Notes
+    -----
+    Clients are grouped by capacity; per group the largest and smallest count get a
+    variable, and for every pair of groups ``(k, m)`` the cross-multiplied
+    ``(hi_k * cap_m - lo_m * cap_k) * den <= num * cap_k * cap_m`` holds (``spread =
+    num / den``). That alone relaxes badly, so the model also picks one of the few windows of
+    :func:`balance_windows` (one boolean each) and bounds every group by it. The bounds are
+    weighted by the booleans rather than enforced by them: exact for a 0/1 choice, and for a
+    fractional one the convex hull of the windows' union, which keeps the linear relaxation
+    close to a transportation problem's.
+    """
+    by_capacity: dict[int, list[int]] = {}
+    for c, capacity in enumerate(capacities):
+        by_capacity.setdefault(capacity, []).append(c)
+    hi: dict[int, Any] = {}
+    lo: dict[int, Any] = {}
+    for capacity, clients in sorted(by_capacity.items()):
+        hi[capacity] = model.new_int_var(0, total, f"{name}_hi_{capacity}")
+        lo[capacity] = model.new_int_var(0, total, f"{name}_lo_{capacity}")
+        for c in clients:
+            model.add(hi[capacity] >= counts[c])
+            model.add(lo[capacity] <= counts[c])
+    for k in hi:
+        for m in lo:
+            model.add((hi[k] * m - lo[m] * k) * spread.denominator <= spread.numerator * k * m)
+    windows = balance_windows(capacities, total, spread)
+    if not windows:
+        model.add_bool_or([])  # no balanced count vector exists
+        return BalanceVariables(hi, lo, [], [])
+    choices = [model.new_bool_var(f"{name}_window_{j}") for j in range(len(windows))]
+    model.add_exactly_one(choices)
+    for capacity in hi:
+        low = [window[capacity][0] for window in windows]
+        high = [window[capacity][1] for window in windows]
+        model.add(lo[capacity] >= cp_model.LinearExpr.weighted_sum(choices, low))
+        model.add(hi[capacity] <= cp_model.LinearExpr.weighted_sum(choices, high))
+    return BalanceVariables(hi, lo, choices, windows)
+
+
+@dataclass(frozen=True, slots=True)
+class BalanceVariables:
+    """The variables :func:`add_balance` adds.
+
+    Attributes
+    ----------
+    hi, lo:
+        Per capacity, the largest and smallest count of its clients.
+    choices:
+        One boolean per window of ``windows``, exactly one true.
+    windows:
+        The balance windows (see :func:`balance_windows`).
+    """
+
+    hi: dict[int, Any]
+    lo: dict[int, Any]
+    choices: list[Any]
+    windows: list[dict[int, tuple[int, int]]]
+
+    def hint(
+        self, model: cp_model.CpModel, counts: Sequence[int], capacities: Sequence[int]
+    ) -> None:
+        """Hint these variables from the counts of a hinted assignment (a complete hint lets
+        CP-SAT start from it). A count vector in no window hints no window."""
+        by_capacity: dict[int, list[int]] = {}
+        for count, capacity in zip(counts, capacities, strict=True):
+            by_capacity.setdefault(capacity, []).append(count)
+        for capacity, values in by_capacity.items():
+            model.add_hint(self.hi[capacity], max(values))
+            model.add_hint(self.lo[capacity], min(values))
+        chosen = next(
+            (
+                j
+                for j, window in enumerate(self.windows)
+                if all(
+                    window[q][0] <= min(v) and max(v) <= window[q][1]
+                    for q, v in by_capacity.items()
+                )
+            ),
+            None,
+        )
+        for j, choice in enumerate(self.choices):
+            model.add_hint(choice, int(j == chosen))
+
+
 def _stateless_groups(costs: PlacementCosts) -> list[tuple[tuple[int, ...], list[int]]]:
     """Stateless tasks grouped by the clients that ran them as active before (sorted)."""
     groups: dict[tuple[int, ...], list[int]] = {}
@@ -969,11 +1049,14 @@ def _restore_scale(costs: PlacementCosts) -> int:
 
 __all__ = [
     "AssignmentModel",
+    "BalanceVariables",
     "HallCut",
     "MAX_RESTORE_TOTAL",
     "OBJECTIVES",
     "Problem",
+    "add_balance",
     "balance_windows",
     "hall_violations",
     "realize_generic",
+    "special_clients",
 ]

@@ -21,8 +21,16 @@ from ortools.sat.python import cp_model
 from streams_assign.model import Assignment, ClientAssignment, ClusterState
 from streams_assign.optimal.bounds import FlowBound, flow_lower_bound, min_active_spread
 from streams_assign.optimal.costs import PlacementCosts
+from streams_assign.optimal.face_moves import solve_moves_on_faces
 from streams_assign.optimal.metrics import Metrics, score
-from streams_assign.optimal.model import OBJECTIVES, AssignmentModel, HallCut, Problem
+from streams_assign.optimal.model import (
+    OBJECTIVES,
+    AssignmentModel,
+    HallCut,
+    Problem,
+    special_clients,
+)
+from streams_assign.optimal.restore_face import restore_optimum
 from streams_assign.optimal.same_rules import (
     SAME_RULES_OBJECTIVES,
     add_same_rules,
@@ -219,6 +227,7 @@ def solve_optimal(
     aggregate: bool = True,
     same_rules: bool = False,
     zone_rule: bool = True,
+    flows: bool = True,
 ) -> OptimalResult:
     """Solve one problem to proven optimality (or the best found within ``time_limit``).
 
@@ -250,6 +259,12 @@ def solve_optimal(
         is named (no aggregation).
     zone_rule:
         With ``same_rules``: also minimise zone violations first (``False``: the balance only).
+    flows:
+        Target only: solve the restore records by min-cost flows and the moves over the
+        restore-optimal faces (:mod:`~streams_assign.optimal.restore_face`,
+        :mod:`~streams_assign.optimal.face_moves`), falling back to the whole CP-SAT model when
+        the flows do not apply; ``False`` (or ``aggregate=False``): the whole model, staged,
+        as a cross-check. ``hint`` is not used by the flows.
 
     Returns
     -------
@@ -296,6 +311,10 @@ def solve_optimal(
     start = time.monotonic()
     deadline = start + time_limit
     costs = costs or PlacementCosts.of(cluster)
+    if problem is Problem.TARGET and aggregate and flows:
+        by_flows = _solve_target_by_flows(cluster, costs, start, deadline, num_workers, random_seed)
+        if by_flows is not None:
+            return by_flows
     flow = flow_lower_bound(cluster, problem, costs)
     spread_stage: StageResult | None = None
     active_spread = None
@@ -352,6 +371,62 @@ def solve_optimal(
     )
 
 
+def _solve_target_by_flows(
+    cluster: ClusterState,
+    costs: PlacementCosts,
+    start: float,
+    deadline: float,
+    num_workers: int,
+    random_seed: int,
+) -> OptimalResult | None:
+    """The target by flows and faces, or ``None`` when they do not apply (see ``flows``).
+
+    Restore records: the flow bound of :func:`~streams_assign.optimal.restore_face.restore_optimum`
+    met by a balanced assignment (the flows' own, or any point of a face), hence optimal.
+    Moves: CP-SAT over the restore-optimal faces, proven when every face is.
+    """
+    special = {t: special_clients(costs, t, True) for t in costs.stateful_indices}
+    optimum = restore_optimum(costs, special)
+    if optimum is None:
+        return None
+    start_point = None
+    if optimum.assignment is not None:
+        first = score(cluster, optimum.assignment, costs)
+        if first.restore_records != optimum.records or not first.valid:
+            raise AssertionError("the flows' assignment does not meet their own bound")
+        start_point = (optimum.assignment, first.moves)
+    moves = solve_moves_on_faces(
+        costs,
+        optimum.faces,
+        special,
+        start_point,
+        deadline,
+        lambda seconds: make_solver(num_workers, random_seed, seconds),
+    )
+    if moves is None:
+        return None
+    stages = [
+        StageResult(
+            "restore_records", "OPTIMAL", optimum.records, optimum.records, optimum.seconds
+        ),
+        StageResult("moves", moves.status, moves.moves, moves.bound, moves.seconds),
+    ]
+    flow = FlowBound(Problem.TARGET, optimum.records, None, True, optimum.windows, optimum.seconds)
+    elapsed = time.monotonic() - start
+    return _optimal_result(
+        cluster,
+        costs,
+        Problem.TARGET,
+        OBJECTIVES[Problem.TARGET],
+        None,
+        moves.assignment,
+        stages,
+        flow,
+        elapsed,
+        False,
+    )
+
+
 def _active_spread_stage(costs: PlacementCosts) -> tuple[StageResult, Fraction]:
     """The immediate problem's first stage, the active-load spread, solved by flows."""
     spread = min_active_spread(costs)
@@ -383,7 +458,7 @@ def _optimal_result(
     costs: PlacementCosts,
     problem: Problem,
     objectives: tuple[str, ...],
-    built: AssignmentModel,
+    built: AssignmentModel | None,
     assignment: Assignment,
     stages: list[StageResult],
     flow: FlowBound,
@@ -400,7 +475,7 @@ def _optimal_result(
     objective: dict[str, int | Fraction] = {}
     for name in objectives:
         if name == "zone_violations":
-            if name in built.objectives:
+            if built is not None and name in built.objectives:
                 objective[name] = zone_violations(cluster, assignment)
             continue
         raw_metric = getattr(metrics, name)
@@ -416,7 +491,7 @@ def _optimal_result(
         bound=bound,
         stages=tuple(stages),
         solve_seconds=elapsed,
-        restore_scale=built.restore_scale,
+        restore_scale=1 if built is None else built.restore_scale,
         flow_bound=flow,
         same_rules=same_rules,
     )
