@@ -306,12 +306,14 @@ def measure_step(
 @contextlib.contextmanager
 def door_broker(protocol: str, work_dir: Path | None = None) -> Iterator[KafkaBroker]:
     """A broker for one door: Kafka 4.2 for ``classic``; for ``streams`` Kafka 4.4 with the
-    plug-in jar on its class path and :data:`BROKER_44_CONFIGS`. Stopped when the block ends."""
+    plug-in jar on its class path and :data:`BROKER_44_CONFIGS`, its target computations and the
+    plug-in's inputs and decisions logged (``org.apache.kafka.coordinator.group`` and
+    ``io.streamsassign`` at DEBUG). Stopped when the block ends."""
     if protocol == "classic":
         with running_broker(work_dir, version="4.2") as broker:
             yield broker
         return
-    levels = {"org.apache.kafka.coordinator.group": "DEBUG"}
+    levels = {"org.apache.kafka.coordinator.group": "DEBUG", "io.streamsassign": "DEBUG"}
     with running_broker(
         work_dir,
         version="4.4",
