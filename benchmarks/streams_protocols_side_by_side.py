@@ -9,6 +9,7 @@ active tasks that changed process, the added instance's actives, and the target 
 assignment`` lines). Prints one table row per protocol and step; not a test.
 
     python benchmarks/streams_protocols_side_by_side.py [--instances 5] [--threads 1]
+        [--protocol classic|streams|both]
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--partitions", type=int, default=6)
     parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--protocol", choices=("classic", "streams", "both"), default="both")
     args = parser.parse_args()
     # A SIGTERM ends the run through the clusters' and brokers' clean-up, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
@@ -50,7 +52,7 @@ def main() -> None:
             flush=True,
         )
 
-    kafka_own = tuple(s for s in SETUPS if not s.plugin)
+    kafka_own = tuple(s for s in SETUPS if not s.plugin and args.protocol in ("both", s.protocol))
     measure_runs(
         kafka_own,
         ("kill", "add"),
