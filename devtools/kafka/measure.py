@@ -43,7 +43,10 @@ __all__ = [
     "Setup",
     "StepFigures",
     "decisions_in_log",
+    "door_broker",
+    "measure_run",
     "measure_runs",
+    "measure_step",
     "spreads",
     "stateful_subtopologies",
 ]
