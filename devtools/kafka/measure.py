@@ -108,7 +108,8 @@ class StepFigures:
         ``kill``, ``add`` or ``bounce``.
     seconds:
         From the change until stable (every running instance RUNNING, each task active once,
-        standbys placed), quiet period excluded; for ``bounce`` the whole rolling bounce.
+        standbys placed), quiet period excluded; for ``bounce`` the whole rolling bounce, the
+        quiet periods after all but the last restart included.
     restored:
         Records restored into active tasks' stores (``onRestoreEnd`` / ``onRestoreSuspended``
         totals of every instance) from the change until stable.
