@@ -13,7 +13,8 @@ Each instance appends JSON lines to its ``assignment.jsonl``: a line of kind ``a
 whenever ``KafkaStreams#metadataForLocalThreads()`` or the instance's state changes (active and
 standby tasks per stream thread; warmup replicas are standby tasks there), a line of kind
 ``positions`` whenever the changelog positions of its local stores change
-(``KafkaStreams#allLocalStorePartitionLags()``), and ``stopped`` on a clean close.
+(``KafkaStreams#allLocalStorePartitionLags()``), and ``stopped`` on a clean close; its
+``restores.jsonl`` holds what it restored and loaded (:mod:`devtools.kafka.restores`).
 
 :class:`StreamsCluster` starts, stops (SIGTERM: ``KafkaStreams#close``, which checkpoints) and
 kills (SIGKILL) instances, and always cleans up: every JVM is killed and the folder removed when
@@ -47,23 +48,15 @@ from devtools.kafka.apps import (
 )
 from devtools.kafka.broker import KAFKA_VERSIONS, KafkaBroker, free_port
 from devtools.kafka.java import classpath, compile_java, java_executable, kafka_lib
+from devtools.kafka.restores import Restore, StandbyLoad, read_restores, read_standby_loads
 from devtools.paths import BUILD, KAFKA_SOURCES
 from streams_assign.errors import StreamsAssignError
 
 __all__ = [
-    "APP_SOURCES",
-    "CLICKS_APP",
-    "ORDERS_APP",
-    "STORES",
-    "AppSpec",
-    "INPUT_PARTITIONS",
-    "ProcessAssignment",
-    "StreamsAppError",
-    "StreamsCluster",
-    "StreamsInstance",
-    "app_classpath",
-    "app_classpath_next",
-]
+    "APP_SOURCES", "CLICKS_APP", "ORDERS_APP", "STORES", "AppSpec", "INPUT_PARTITIONS",
+    "ProcessAssignment", "StreamsAppError", "StreamsCluster", "StreamsInstance",
+    "app_classpath", "app_classpath_next",
+]  # fmt: skip
 
 APP_SOURCES = KAFKA_SOURCES / "streams-app" / "src"
 #: Partitions of ``orders`` and ``payments``: 4 tasks in each of the 3 sub-topologies.
@@ -188,6 +181,7 @@ class StreamsInstance:
         self.root = cluster.root / name
         self.state_dir = self.root / "state"
         self.out = self.root / "assignment.jsonl"
+        self.restores_file = self.root / "restores.jsonl"
         self.log = self.root / "instance.log"
         app_dir = self.state_dir / cluster.application_id
         app_dir.mkdir(parents=True)
@@ -219,6 +213,7 @@ class StreamsInstance:
             "standbys": c.standbys,
             "commit.ms": c.commit_interval_ms,
             "out": self.out,
+            "restores.out": self.restores_file,
             "topology.out": c.root / "topology.txt",
             "acceptable.recovery.lag": c.acceptable_recovery_lag,
             "max.warmup.replicas": c.max_warmup_replicas,
@@ -230,14 +225,10 @@ class StreamsInstance:
         jmx: list[str] = []
         if c.jmx:
             self.jmx_port = free_port()
-            jmx = [
-                f"-Dcom.sun.management.jmxremote.port={self.jmx_port}",
-                f"-Dcom.sun.management.jmxremote.rmi.port={self.jmx_port}",
-                "-Dcom.sun.management.jmxremote.host=127.0.0.1",
-                "-Djava.rmi.server.hostname=127.0.0.1",
-                "-Dcom.sun.management.jmxremote.authenticate=false",
-                "-Dcom.sun.management.jmxremote.ssl=false",
-            ]
+            jmx = [f"-Dcom.sun.management.jmxremote.{k}={v}" for k, v in (
+                ("port", self.jmx_port), ("rmi.port", self.jmx_port), ("host", "127.0.0.1"),
+                ("authenticate", "false"), ("ssl", "false"),
+            )] + ["-Djava.rmi.server.hostname=127.0.0.1"]  # fmt: skip
         command = [
             java_executable(),
             c.heap,
@@ -330,6 +321,14 @@ class StreamsInstance:
             store: {int(p): (int(v[0]), int(v[1])) for p, v in parts.items()}
             for store, parts in lines[-1]["positions"].items()
         }
+
+    def restores(self, since_ms: int = 0) -> list[Restore]:
+        """Active tasks' store restores ended at or after ``since_ms`` (epoch ms)."""
+        return read_restores(self.restores_file, since_ms)
+
+    def standby_loads(self, since_ms: int = 0) -> list[StandbyLoad]:
+        """Batches its standby tasks loaded at or after ``since_ms``, oldest first."""
+        return read_standby_loads(self.restores_file, since_ms)
 
     def log_lines(self, needle: str) -> list[str]:
         """Lines of ``instance.log`` that contain ``needle``."""
@@ -581,6 +580,10 @@ class StreamsCluster:
         """Wait for :meth:`is_stable`; return the assignments (process id -> tasks)."""
         self.wait_until(lambda: self.is_stable(quiet_ms), timeout, "a stable assignment")
         return self.assignments()
+
+    def restored_records(self, since_ms: int = 0) -> int:
+        """Records all instances (running or not) restored since ``since_ms`` (epoch ms)."""
+        return sum(r.records for i in self.instances for r in i.restores(since_ms))
 
     def close(self, keep: bool = False) -> None:
         """Kill every instance and remove the folder (unless ``keep``); idempotent."""

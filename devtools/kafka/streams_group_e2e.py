@@ -17,7 +17,12 @@ thread runs once the group is stable. :func:`check_phase` then compares, for the
    ``streams_group_sticky`` on the state rebuilt from the log (members, process ids, what each
    held) and the offsets the members reported (the description): member by member;
 2. the chain predicted before the change (:mod:`streams_assign.simulation.streams_group_chain`)
-   with the broker's first computation of the phase, given the ids the new members drew;
+   with the broker's first computation of the phase, given the ids the new members drew, and
+   what the chain's ``released-only`` reconciliation says each member holds at the second and
+   later computations with what the broker's log says they held
+   (:func:`reconciliation_differences`, reported), and whether every member's held tasks at
+   each computation lie within what reconciliation allows from the previous one
+   (:func:`reconciliation_bounds`, checked);
 3. the last computation with the description's target assignment and with what every thread
    runs.
 
@@ -29,6 +34,7 @@ each computation takes every member's last description before its log time
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -45,7 +51,11 @@ from lag.sources.streams_group_log import (
     read_target_computations,
 )
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
-from streams_assign.simulation.streams_group_chain import ChainChange, predict_chain
+from streams_assign.simulation.streams_group_chain import (
+    ChainChange,
+    StreamsGroupChain,
+    predict_chain,
+)
 
 __all__ = [
     "Phase",
@@ -53,6 +63,8 @@ __all__ = [
     "check_phase",
     "check_startup",
     "offsets_at",
+    "reconciliation_bounds",
+    "reconciliation_differences",
     "run_streams_group_scenarios",
 ]
 
@@ -287,23 +299,40 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
     before_state = streams_group_state(phase.before)
     known = {m.member_id for m in before_state.members}
     new_ids = tuple(m for m in first.members if m not in known)
+    gone = tuple(m.member_id for m in before_state.members if m.member_id not in first.members)
+    # Every member the changed process gained in the phase, in the order they first appear.
+    joined = tuple(
+        dict.fromkeys(
+            m
+            for c in comps
+            for m in c.members
+            if m not in known and c.process_ids.get(m) == phase.process_id
+        )
+    )
+    first_join = next((c for c in comps if set(c.members) & set(joined)), first)
+    alone = len(set(first_join.members) & set(joined))
     if phase.change == "kill":
-        gone = tuple(m.member_id for m in before_state.members if m.member_id not in first.members)
         change = ChainChange("kill", phase.process_id, leaving_first=gone)
     elif phase.change == "join":
         change = ChainChange(
-            "join",
+            "join", phase.process_id, threads=len(joined), member_ids=joined, first_alone=alone
+        )
+    elif joined:
+        change = ChainChange(
+            "bounce",
             phase.process_id,
-            threads=len(new_ids),
-            member_ids=new_ids,
-            first_alone=len(new_ids),
+            threads=len(joined),
+            member_ids=joined,
+            first_alone=alone,
+            leaving_first=gone,
         )
     else:
-        gone = tuple(m.member_id for m in before_state.members if m.member_id not in first.members)
         change = ChainChange("leave", phase.process_id, leaving_first=gone)
-    predicted = predict_chain(before_state, change).computations[0]
-    chain_diff = _differences(first, predicted.target.members, "chain")
+    chain = predict_chain(before_state, change)
+    chain_diff = _differences(first, chain.computations[0].target.members, "chain")
     differences += chain_diff
+    held_compared, held_diff = reconciliation_differences(chain, comps)
+    held_pairs, held_outside = reconciliation_bounds(comps)
     # The last computation is the description's target and what the threads run.
     last = comps[-1]
     by_member = {m.member_id: m for m in phase.after.members}
@@ -335,7 +364,80 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
         "threads_checked": threads,
         "offsets_seen_after": late,
         "differences": differences,
+        "chain_computations": len(chain.computations),
+        "held_compared": held_compared,
+        "held_differences": held_diff,
+        "held_pairs": held_pairs,
+        "held_outside_bounds": held_outside,
     }
+
+
+def reconciliation_differences(
+    chain: StreamsGroupChain, comps: list[TargetComputation]
+) -> tuple[int, list[str]]:
+    """Compare what the chain model says each member holds at its second and later
+    computations (``reconciliation="released-only"``) with what the broker's log says the
+    members held (``assignedTasks``) when it made the same computation.
+
+    The k-th predicted computation is compared only while every earlier predicted target equals
+    the broker's (otherwise the model's input differs for another reason). Returns the members
+    compared and one line per difference (a member in one input and not the other, or its
+    active or standby tasks).
+    """
+    compared = 0
+    out: list[str] = []
+    for k in range(1, min(len(chain.computations), len(comps))):
+        if _differences(comps[k - 1], chain.computations[k - 1].target.members, "chain"):
+            break
+        model = {m.member_id: m for m in chain.computations[k].state.members}
+        real = comps[k]
+        for member in sorted(set(model) ^ set(real.held)):
+            where = "the broker's input only" if member in real.held else "the model's only"
+            out.append(f"held epoch {real.epoch} member {member}: in {where}")
+        for member in sorted(set(model) & set(real.held)):
+            compared += 1
+            ours = model[member]
+            for kind, theirs, mine in (
+                ("active", real.held[member].active, ours.active_tasks),
+                ("standby", real.held[member].standby, ours.standby_tasks),
+            ):
+                if _tasks_json(theirs) != _tasks_json(mine):
+                    out.append(
+                        f"held epoch {real.epoch} member {member} {kind}: broker "
+                        f"{_tasks_json(theirs)}, released-only model {_tasks_json(mine)}"
+                    )
+    return compared, out
+
+
+def reconciliation_bounds(comps: list[TargetComputation]) -> tuple[int, list[str]]:
+    """Check what each member held at a computation against the previous one, as Kafka's
+    streams reconciliation (``CurrentAssignmentBuilder``) allows: per kind (active, standby),
+    either what it held then (it had not heartbeated since that target), or at least what it
+    kept of it (held then and in that target) and at most that target.
+
+    Every consecutive pair of ``comps`` is checked for the members logged in both. Returns the
+    member states checked and one line per state outside those bounds.
+    """
+    checked = 0
+    out: list[str] = []
+    for before, now in itertools.pairwise(comps):
+        for member in sorted(set(before.held) & set(now.held) & set(before.target)):
+            checked += 1
+            for kind in ("active", "standby"):
+                prev = _task_pairs(getattr(before.held[member], kind))
+                target = _task_pairs(getattr(before.target[member], kind))
+                held = _task_pairs(getattr(now.held[member], kind))
+                if held != prev and not prev & target <= held <= target:
+                    out.append(
+                        f"held epoch {now.epoch} member {member} {kind}: {sorted(held)} is "
+                        f"neither {sorted(prev)} nor between {sorted(prev & target)} and "
+                        f"{sorted(target)}"
+                    )
+    return checked, out
+
+
+def _task_pairs(tasks: Mapping[str, tuple[int, ...]]) -> set[tuple[str, int]]:
+    return {(s, p) for s, ps in tasks.items() for p in ps}
 
 
 def check_startup(run: StreamsGroupRun) -> dict[str, Any]:

@@ -46,7 +46,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * commit.ms, out (JSON-lines file of what this instance runs), topology.out (file for
  * Topology#describe()), acceptable.recovery.lag, max.warmup.replicas, probing.ms,
  * session.timeout.ms, heartbeat.ms, topics.prefix (put before the names of the input and output
- * topics, so several applications can share a broker without sharing input).
+ * topics, so several applications can share a broker without sharing input), restores.out
+ * (JSON-lines file of the records restored into its stores and loaded by its standby tasks,
+ * {@link RestoreLog}).
  *
  * <p>Every 200 ms it compares KafkaStreams#metadataForLocalThreads() and its state with the
  * last line written and, when they differ, appends one JSON line: {"seq", "time_ms", "state",
@@ -140,6 +142,13 @@ public final class OrdersApp {
         }
         Path out = Path.of(need(args, "out"));
         KafkaStreams streams = new KafkaStreams(topology, props);
+        String restoresOut = args.get("restores.out");
+        RestoreLog restores = restoresOut == null
+            ? null : new RestoreLog(Path.of(restoresOut), topology.describe());
+        if (restores != null) {
+            streams.setGlobalStateRestoreListener(restores);
+            streams.setStandbyUpdateListener(restores);
+        }
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             streams.close();
@@ -186,6 +195,9 @@ public final class OrdersApp {
             writer.println("{\"kind\":\"stopped\",\"seq\":" + seq + ",\"time_ms\":"
                 + System.currentTimeMillis() + ",\"state\":\"" + streams.state() + "\"}");
         } finally {
+            if (restores != null) {
+                restores.close();
+            }
             closed.countDown();
         }
     }
