@@ -41,6 +41,7 @@ from devtools.kafka.streams_app import (
     StreamsAppError,
     StreamsCluster,
 )
+from streams_assign.simulation.leader_log import LoggedDecision, read_decisions
 
 __all__ = ["ChainRun", "run_chain"]
 
@@ -76,29 +77,60 @@ class ChainRun:
     folder: Path
     rebalance_gaps_ms: list[float] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)
+    settled_plan: dict[str, Any] = field(default_factory=dict)
+    logged: list[LoggedDecision] = field(default_factory=list)
 
     @property
     def chain(self) -> dict[str, Any]:
-        """The high_availability chain of the plan."""
+        """The high_availability chain of the plan made before the change (the prediction)."""
         return self.plan["chains"][0]
 
-    def predicted(self) -> list[Clients]:
+    @property
+    def settled(self) -> dict[str, Any]:
+        """The same plan with its timing races settled by the leader's logged inputs
+        (``plan --race-evidence``)."""
+        return self.settled_plan["chains"][0]
+
+    def predicted(self, settled: bool = False) -> list[Clients]:
         """Each planned decision: process id -> (active, standby incl. warmups)."""
+        chain = self.settled if settled else self.chain
         return [
             {
                 pid: (_sorted_tasks(c["active"]), _sorted_tasks(c["standby"]))
                 for pid, c in r["decided"].items()
             }
-            for r in self.chain["chain"]
+            for r in chain["chain"]
         ]
 
     def real(self) -> list[Clients]:
         """Each logged decision."""
         return [d.clients for d in self.decisions]
 
-    def differences(self) -> list[str]:
-        """One line per decision (and per process in it) where plan and log differ."""
-        predicted, real = self.predicted(), self.real()
+    def input_differences(self, number: int, settled: bool = True) -> list[str]:
+        """Rebalance ``number``'s planned input beside the leader's logged one (``taskLagTotals``
+        per client and task), one line per client that differs."""
+        chain = self.settled if settled else self.chain
+        if number > min(len(chain["chain"]), len(self.logged)):
+            return []
+        planned = chain["chain"][number - 1]["lags"]
+        logged = self.logged[number - 1].clients
+        lines = []
+        for pid in sorted(set(planned) | set(logged)):
+            want = planned.get(pid, {})
+            got = {str(t): lag for t, lag in logged[pid].lags.items()} if pid in logged else {}
+            differ = {
+                t: (want.get(t), got.get(t))
+                for t in sorted(set(want) | set(got))
+                if want.get(t) != got.get(t)
+            }
+            if differ:
+                lines.append(f"input {number} {pid[:8]} (planned, logged): {differ}")
+        return lines
+
+    def differences(self, settled: bool = True) -> list[str]:
+        """One line per decision (and per process in it) where plan and log differ, then the
+        inputs of the first differing decision."""
+        predicted, real = self.predicted(settled), self.real()
         lines = []
         if len(predicted) != len(real):
             lines.append(f"rebalances: planned {len(predicted)}, logged {len(real)}")
@@ -166,7 +198,9 @@ def _properties(cluster: StreamsCluster) -> str:
     )
 
 
-def _plan(state: Path, properties: Path, change: list[str], follow_up_ms: int) -> dict[str, Any]:
+def _plan(
+    state: Path, properties: Path, change: list[str], follow_up_ms: int, *extra: str
+) -> dict[str, Any]:
     command = [
         sys.executable,
         "-m",
@@ -181,6 +215,7 @@ def _plan(state: Path, properties: Path, change: list[str], follow_up_ms: int) -
         "--follow-up-ms",
         str(follow_up_ms),
         "--json",
+        *extra,
     ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -331,15 +366,25 @@ def run_chain(
         last = _quiet_after_change(cluster, processes, trigger_ms, timeout)
         decisions = _decisions(cluster, trigger_ms)
         phase("change until stable")
+        lines = [line for i in cluster.instances for line in i.log_lines("Decided on assignment")]
+        (folder / "decisions.log").write_text("\n".join(sorted(lines)) + "\n")
+        logged = [
+            d
+            for d in read_decisions(sorted(lines), "decisions.log")
+            if d.time_ms is not None and d.time_ms >= trigger_ms
+        ]
+        evidence = folder / "leader-after-change.log"
+        evidence.write_text("\n".join(sorted(lines)[len(lines) - len(logged) :]) + "\n")
+        settled = _plan(state, properties, change, follow_up_ms, "--race-evidence", str(evidence))
+        (folder / "plan-settled.json").write_text(json.dumps(settled, indent=1))
         run = ChainRun(scenario, plan, decisions, trigger_ms, last - trigger_ms, folder)
+        run.settled_plan, run.logged = settled, logged
         run.phases = phases
         run.rebalance_gaps_ms = [
             round(b.time_ms - a.time_ms) for a, b in zip(decisions, decisions[1:], strict=False)
         ]
         (folder / "result.json").write_text(json.dumps(run.summary(), indent=1))
         (folder / "decisions.json").write_text(json.dumps([vars(d) for d in decisions]))
-        lines = [line for i in cluster.instances for line in i.log_lines("Decided on assignment")]
-        (folder / "decisions.log").write_text("\n".join(sorted(lines)) + "\n")
         return run
     finally:
         cluster.close()

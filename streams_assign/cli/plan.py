@@ -117,6 +117,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         f"rebalance (default {DEFAULT_FOLLOW_UP_MS})",
     )
     how.add_argument(
+        "--race-evidence",
+        metavar="LEADER.log",
+        help="a real chain's leader log from the change on (its 'Decided on assignment' lines): "
+        "settle the chain's timing races with the inputs the leader logged",
+    )
+    how.add_argument(
         "--id-samples",
         type=int,
         default=DEFAULT_ID_SAMPLES,
@@ -202,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
             source=str(args.file),
             follow_up_ms=args.follow_up_ms,
             id_samples=args.id_samples,
+            evidence=_evidence(args.race_evidence),
         )
     if args.optimal:
         plan = _with_optimum(plan, args.time_limit)
@@ -220,7 +227,63 @@ def run(args: argparse.Namespace) -> int:
 
         print_plan(plan)
         print_chains(plan)
+        for line in _race_lines(plan):
+            print(line)
     return 0
+
+
+def _race_lines(plan: Any) -> list[str]:
+    """Per chain with timing races: which rebalances depend on them, and the chain where every
+    racing replica is late, beside the planned one (docs/planning.md, "Races")."""
+    lines = []
+    for chain in plan.chains:
+        racing = chain.racing_rebalances
+        if not racing:
+            continue
+        count = sum(len(r.races) for r in chain.rebalances)
+        lines.append(
+            f"{chain.assignor}: rebalances {', '.join(map(str, racing))} depend on {count} "
+            "race(s): whether a replica placed a moment earlier was initialised and restored "
+            "by its thread's rejoin (planned: as fast as the rate allows, except tasks new to "
+            "a thread that rejoins at once)."
+        )
+        late = chain.if_late
+        if late is not None:
+            summary = late.summary(chain.final)
+            lines.append(
+                f"  if every racing replica is late: {summary['rebalances']} rebalances "
+                f"({summary['follow_ups']} follow-ups, {summary['probing_rebalances']} probing), "
+                f"stable after {summary['stable_ms'] / 1000:.1f} s (planned "
+                f"{len(chain.rebalances)}, {chain.stable_ms / 1000:.1f} s), "
+                f"{summary['actives_placed_otherwise']} final active(s) placed otherwise "
+                "(a real chain's races are settled by --race-evidence LEADER.log)."
+            )
+        elif chain.races == "model":
+            unsettled = sum(len(r.unsettled) for r in chain.rebalances)
+            lines.append(
+                f"  settled by --race-evidence; {unsettled} race(s) the log did not settle "
+                "(the logged value is not one the race can produce)."
+            )
+    return lines
+
+
+def _evidence(path: str | None) -> Any:
+    """The race evidence of ``--race-evidence`` (None without it)."""
+    if path is None:
+        return None
+    from streams_assign.errors import StreamsAssignError
+    from streams_assign.simulation.leader_log import race_evidence, read_decisions
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as log:
+            decisions = read_decisions(log, path)
+    except OSError as exc:
+        raise UsageError(f"--race-evidence {path}: {exc.strerror}") from None
+    except StreamsAssignError as exc:
+        raise UsageError(f"--race-evidence {exc}") from None
+    if not decisions:
+        raise UsageError(f"--race-evidence {path}: no 'Decided on assignment' line")
+    return race_evidence(decisions)
 
 
 def _with_streams_config(args: argparse.Namespace, cluster: Any) -> tuple[Any, int, list[str]]:
