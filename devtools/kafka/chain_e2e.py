@@ -141,24 +141,55 @@ class ChainRun:
                         f"decision {number} {pid[:8]}: planned {want.get(pid)}, logged "
                         f"{got.get(pid)}"
                     )
+        first = next(
+            (n for n, (w, g) in enumerate(zip(predicted, real, strict=False), 1) if w != g), None
+        )
+        if first is not None:
+            lines += self.input_differences(first, settled)
         return lines
 
+    def equal_decisions(self, settled: bool = True) -> int:
+        """Decisions equal to the logged ones, in order, before the first that differs."""
+        count = 0
+        for want, got in zip(self.predicted(settled), self.real(), strict=False):
+            if want != got:
+                break
+            count += 1
+        return count
+
     def summary(self) -> dict[str, Any]:
-        """Counts and times, planned beside logged."""
-        kinds = [r["kind"] for r in self.chain["chain"]]
+        """Counts, times, planned beside logged: the plan with its races settled by the
+        leader's log, then the prediction made before the change."""
+        kinds = [r["kind"] for r in self.settled["chain"]]
         return {
             "scenario": self.scenario,
             "planned_rebalances": len(kinds),
             "planned_kinds": kinds,
             "logged_rebalances": len(self.decisions),
             "logged_times_ms": [round(d.time_ms - self.trigger_ms) for d in self.decisions],
-            "planned_times_ms": [r["time_ms"] for r in self.chain["chain"]],
+            "planned_times_ms": [r["time_ms"] for r in self.settled["chain"]],
             "logged_probing": [d.probing for d in self.decisions],
-            "planned_stable_ms": self.chain["stable_ms"],
+            "planned_stable_ms": self.settled["stable_ms"],
             "real_stable_ms": round(self.stable_ms),
+            "equal_decisions": self.equal_decisions(),
             "first_equal": bool(self.decisions) and self.predicted()[0] == self.real()[0],
-            "final_equal": bool(self.decisions) and self.predicted()[-1] == self.real()[-1],
+            "final_equal": bool(self.decisions) and self.predicted(True)[-1] == self.real()[-1],
+            "racing_rebalances": self.settled["racing_rebalances"],
+            "races": sum(len(r["races"]) for r in self.settled["chain"]),
+            "unsettled": [
+                (r["rebalance"], u) for r in self.settled["chain"] for u in r["unsettled"]
+            ],
             "differences": self.differences(),
+            "prediction": {
+                "rebalances": len(self.chain["chain"]),
+                "kinds": [r["kind"] for r in self.chain["chain"]],
+                "equal_decisions": self.equal_decisions(settled=False),
+                "final_equal": bool(self.decisions)
+                and self.predicted(False)[-1] == self.real()[-1],
+                "stable_ms": self.chain["stable_ms"],
+                "racing_rebalances": self.chain["racing_rebalances"],
+                "if_late": self.chain["if_late"],
+            },
             "phase_seconds": self.phases,
         }
 
@@ -240,17 +271,42 @@ def _wait_caught_up(cluster: StreamsCluster, timeout: float) -> None:
     cluster.wait_until(caught_up, timeout, "every store caught up with its changelog", poll=2.0)
 
 
+def _leader_finished_stable(cluster: StreamsCluster, after_ms: float) -> bool:
+    """Whether the leader's last assignment after ``after_ms`` scheduled no follow-up of any
+    kind (``StreamsPartitionAssignor``: "Finished stable assignment of tasks, no followup
+    rebalances required", not "Finished unstable assignment ..., a followup rebalance will be
+    scheduled", which covers immediate follow-ups and probing rebalances alike). True when no
+    assignment was logged after ``after_ms``."""
+    from datetime import datetime
+
+    lines = sorted(
+        line
+        for instance in cluster.instances
+        for line in instance.log_lines("assignment of tasks")
+        if "Finished" in line
+    )
+    late = [
+        line
+        for line in lines
+        if datetime.strptime(line[1:24], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000 >= after_ms
+    ]
+    return not late or "Finished stable assignment" in late[-1]
+
+
 def _quiet(cluster: StreamsCluster, processes: int, after_ms: float, timeout: float) -> float:
-    """Wait until the group is stable and the leader's last decision asks for no probing
-    rebalance (or none was logged after ``after_ms``); return when the last decision was."""
+    """Wait until the group is stable and the leader's last assignment scheduled no follow-up
+    (immediate or probing), or none was logged after ``after_ms``; return when the last
+    decision was."""
 
     def settled() -> bool:
         if len(cluster.running_instances()) != processes or not cluster.is_stable(3000):
             return False
         decisions = _decisions(cluster, after_ms)
-        return not decisions or not decisions[-1].probing
+        if decisions and decisions[-1].probing:
+            return False
+        return _leader_finished_stable(cluster, after_ms)
 
-    cluster.wait_until(settled, timeout, f"a stable group of {processes} with no probing pending")
+    cluster.wait_until(settled, timeout, f"a stable group of {processes} with no follow-up pending")
     decisions = _decisions(cluster, after_ms)
     return decisions[-1].time_ms if decisions else after_ms
 

@@ -165,9 +165,20 @@ def report(
     at_once: bool,
 ) -> tuple[int | None, Race | None]:
     """What ``client`` reports for a stateful ``task`` after the decision ``held`` (``None``:
-    not reported), or the :class:`Race` when that depends on timing."""
+    not reported), or the :class:`Race` when that depends on timing.
+
+    ``records`` is what the replica can restore until the follow-up at its rate; ``at_once``
+    says the task is new to a thread that rejoins at once (the model then assumes it late). A
+    replica that moves to another thread of the client is late unreported: its new thread
+    cannot lock the task directory before the old one has closed it, and the old one no longer
+    reports it (``TaskManager.tryToLockAllNonEmptyTaskDirectories``; seen on Kafka 4.2.1)."""
     lag = state.lag(client, task)
     had_state = task in client.task_lags or lag == LATEST_OFFSET
+    before = {
+        c.member_id for c in client.consumers or () if task in (*c.prev_active, *c.prev_standby)
+    }
+    now = {m for m, r in (held.consumers or {}).items() if task in (*r["active"], *r["standby"])}
+    moved = bool(before and now and not before & now)
     if task in held.active:
         if lag == LATEST_OFFSET:  # kept running on the same thread (moves are withheld)
             return LATEST_OFFSET, None
@@ -186,7 +197,7 @@ def report(
         return None, None
     else:  # a directory no thread runs: its checkpoint
         return lag, None
-    late = lag if had_state else None
+    late = lag if had_state and not moved else None
     if ready == late:
         return ready, None
     race = Race(client.id, task, ready, late, late if at_once else ready, state.no_state_lag(task))
