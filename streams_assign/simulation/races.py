@@ -66,6 +66,12 @@ class Race:
         ``late`` for one that rejoins at once).
     whole:
         The task's whole changelog (the lag of a client with no state), records.
+    unreported:
+        Whether the replica may also go unreported although the client has its state: it
+        moved to another thread of the client, which cannot lock the task directory before
+        the old thread has closed it, while the old one no longer reports it
+        (``TaskManager.tryToLockAllNonEmptyTaskDirectories``; seen on Kafka 4.2.1, as was the
+        checkpoint being reported).
     """
 
     process_id: str
@@ -74,6 +80,7 @@ class Race:
     late: int | None
     assumed: int | None
     whole: int
+    unreported: bool = False
 
     def allows(self, lag: int | None) -> bool:
         """Whether a reported lag (``None``: not reported) is one the race can produce: not
@@ -81,7 +88,7 @@ class Race:
         finish restoring; otherwise any lag from what the rate allows to the whole changelog
         (a restoration in progress, or a checkpoint file)."""
         if lag is None:
-            return self.late is None
+            return self.late is None or self.unreported
         if lag == LATEST_OFFSET:
             return self.ready == LATEST_OFFSET
         low = 0 if self.ready is None or self.ready < 0 else self.ready
@@ -169,9 +176,8 @@ def report(
 
     ``records`` is what the replica can restore until the follow-up at its rate; ``at_once``
     says the task is new to a thread that rejoins at once (the model then assumes it late). A
-    replica that moves to another thread of the client is late unreported: its new thread
-    cannot lock the task directory before the old one has closed it, and the old one no longer
-    reports it (``TaskManager.tryToLockAllNonEmptyTaskDirectories``; seen on Kafka 4.2.1)."""
+    replica that moves to another thread of the client may also go unreported
+    (:attr:`Race.unreported`)."""
     lag = state.lag(client, task)
     had_state = task in client.task_lags or lag == LATEST_OFFSET
     before = {
@@ -197,10 +203,11 @@ def report(
         return None, None
     else:  # a directory no thread runs: its checkpoint
         return lag, None
-    late = lag if had_state and not moved else None
-    if ready == late:
+    late = lag if had_state else None
+    if ready == late and not (moved and had_state):
         return ready, None
-    race = Race(client.id, task, ready, late, late if at_once else ready, state.no_state_lag(task))
+    assumed = late if at_once else ready
+    race = Race(client.id, task, ready, late, assumed, state.no_state_lag(task), moved)
     return None, race
 
 
