@@ -15,16 +15,18 @@ probing rebalance (``HighAvailabilityTaskAssignor``'s ``probingRebalanceNeeded``
 is followed by one ``probing.rebalance.interval.ms`` later.
 
 :func:`plan_chain` follows that chain from a cluster state: each rebalance records its kind
-(membership change, immediate follow-up, probing), its time, the assignor's decision (what
-the leader logs in "Decided on assignment", before withholding), the active moves and the
-tasks withheld. Between rebalances replicas restore at :class:`RestoreRates`.
+(membership change, immediate follow-up, probing), its time, its input (lags), the assignor's
+decision (what the leader logs in "Decided on assignment", before withholding), the active
+moves, the tasks withheld, and the timing races of its input
+(:mod:`streams_assign.simulation.races`: what a replica placed a moment earlier reports at an
+immediate follow-up). Between rebalances replicas restore at :class:`RestoreRates`.
 
 Model limits: changelogs do not grow; restoration is linear and starts at the decision; an
 immediate follow-up happens ``follow_up_ms`` after the decision that asked for it (in a real
-group: when the last member has noticed the rebalance, up to ``heartbeat.interval.ms``); every
-thread of a client reports the client's task directories it does not run as the client's
-previous standbys, not as one thread's (Kafka lets the thread that locks the directory first
-report it).
+group: when the last member has noticed the rebalance, up to ``heartbeat.interval.ms``) and a
+probing rebalance exactly one interval after its decision; every thread of a client reports
+the client's task directories it does not run as the client's previous standbys, not as one
+thread's (Kafka lets the thread that locks the directory first report it).
 """
 
 from __future__ import annotations
