@@ -241,13 +241,20 @@ def _race_lines(plan: Any) -> list[str]:
         if not racing:
             continue
         count = sum(len(r.races) for r in chain.rebalances)
+        late = chain.if_late
+        how = (
+            "settled by the leader's log"
+            if late is None and chain.races == "model"
+            else "planned: as fast as the rate allows, except tasks new to a thread that "
+            "rejoins at once"
+            if chain.races == "model"
+            else f"planned: every one {chain.races}"
+        )
         lines.append(
             f"{chain.assignor}: rebalances {', '.join(map(str, racing))} depend on {count} "
             "race(s): whether a replica placed a moment earlier was initialised and restored "
-            "by its thread's rejoin (planned: as fast as the rate allows, except tasks new to "
-            "a thread that rejoins at once)."
+            f"by its thread's rejoin ({how})."
         )
-        late = chain.if_late
         if late is not None:
             summary = late.summary(chain.final)
             lines.append(

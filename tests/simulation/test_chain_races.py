@@ -211,3 +211,24 @@ def test_evidence_from_the_log_is_one_mapping_per_decision() -> None:
     evidence = race_evidence(decisions)
     assert len(evidence.reported) == len(decisions) == 14
     assert ADDED not in evidence.reported[0] or not evidence.reported[0][ADDED]
+
+
+def test_the_printed_plan_names_the_races_and_the_all_late_branch() -> None:
+    base = DATA / "kill-4.2.1"
+    command = [
+        sys.executable,
+        "-m",
+        "streams_assign.cli",
+        "plan",
+        str(base / "state.json"),
+        "--kill",
+        KILLED,
+        "--assignor",
+        "high_availability",
+        "--streams-config",
+        str(base / "app.properties"),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "depend on" in result.stdout and "race(s)" in result.stdout
+    assert "if every racing replica is late: 9 rebalances" in result.stdout
