@@ -148,6 +148,25 @@ class ChainRun:
             lines += self.input_differences(first, settled)
         return lines
 
+    def logged_kinds(self) -> list[str]:
+        """Each logged decision's kind: the first a membership change, then a probing rebalance
+        when it came at least nine tenths of ``probing.rebalance.interval.ms`` after the
+        previous decision, else an immediate follow-up."""
+        interval = self.plan["probing_rebalance_interval_ms"]
+        kinds = []
+        for number, decision in enumerate(self.decisions):
+            if number == 0:
+                kinds.append("membership change")
+                continue
+            gap = decision.time_ms - self.decisions[number - 1].time_ms
+            kinds.append("probing" if gap >= 0.9 * interval else "immediate follow-up")
+        return kinds
+
+    def kinds(self, settled: bool = True) -> list[str]:
+        """Each planned rebalance's kind."""
+        chain = self.settled if settled else self.chain
+        return [r["kind"] for r in chain["chain"]]
+
     def equal_decisions(self, settled: bool = True) -> int:
         """Decisions equal to the logged ones, in order, before the first that differs."""
         count = 0
@@ -165,6 +184,8 @@ class ChainRun:
             "scenario": self.scenario,
             "planned_rebalances": len(kinds),
             "planned_kinds": kinds,
+            "logged_kinds": self.logged_kinds(),
+            "kinds_equal": kinds == self.logged_kinds(),
             "logged_rebalances": len(self.decisions),
             "logged_times_ms": [round(d.time_ms - self.trigger_ms) for d in self.decisions],
             "planned_times_ms": [r["time_ms"] for r in self.settled["chain"]],
@@ -443,7 +464,21 @@ def run_chain(
         (folder / "decisions.json").write_text(json.dumps([vars(d) for d in decisions]))
         return run
     finally:
+        _keep_logs(cluster, folder)
         cluster.close()
+
+
+def _keep_logs(cluster: StreamsCluster, folder: Path) -> None:
+    """Copy every instance's log into ``folder/logs`` (the cluster's folder is removed): the
+    leader's per-consumer assignments and "Requesting followup rebalance" lines explain a
+    follow-up the plan did not expect."""
+    import shutil
+
+    logs = folder / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    for number, instance in enumerate(cluster.instances, start=1):
+        if instance.log.exists():
+            shutil.copyfile(instance.log, logs / f"instance-{number}-{instance.process_id[:8]}.log")
 
 
 def _quiet_after_change(

@@ -47,6 +47,7 @@ def _assert_chain_equal(run: ChainRun, settled: bool) -> None:
     predicted = run.predicted(settled)
     assert len(predicted) == len(run.real()), _report(run)
     assert predicted == run.real(), _report(run)
+    assert run.kinds(settled) == run.logged_kinds(), _report(run)
     chain = run.settled if settled else run.chain
     assert not any(r["unsettled"] for r in chain["chain"]), _report(run)
     assert chain["moves"] == sum(len(r["moves"]) for r in chain["chain"])
