@@ -43,7 +43,7 @@ from devtools.kafka.streams_app import (
 )
 from streams_assign.simulation.leader_log import LoggedDecision, read_decisions
 
-__all__ = ["ChainRun", "run_chain"]
+__all__ = ["ChainRun", "leader_records", "run_chain"]
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 Clients = dict[str, tuple[list[str], list[str]]]
@@ -445,13 +445,10 @@ def run_chain(
         phase("change until stable")
         lines = [line for i in cluster.instances for line in i.log_lines("Decided on assignment")]
         (folder / "decisions.log").write_text("\n".join(sorted(lines)) + "\n")
-        logged = [
-            d
-            for d in read_decisions(sorted(lines), "decisions.log")
-            if d.time_ms is not None and d.time_ms >= trigger_ms
-        ]
         evidence = folder / "leader-after-change.log"
-        evidence.write_text("\n".join(sorted(lines)[len(lines) - len(logged) :]) + "\n")
+        leader = leader_records([i.log for i in cluster.instances if i.log.exists()], trigger_ms)
+        evidence.write_text("\n".join(leader) + "\n")
+        logged = read_decisions(leader, str(evidence))
         settled = _plan(state, properties, change, follow_up_ms, "--race-evidence", str(evidence))
         (folder / "plan-settled.json").write_text(json.dumps(settled, indent=1))
         run = ChainRun(scenario, plan, decisions, trigger_ms, last - trigger_ms, folder)
@@ -466,6 +463,36 @@ def run_chain(
     finally:
         _keep_logs(cluster, folder)
         cluster.close()
+
+
+def leader_records(logs: list[Path], after_ms: float) -> list[str]:
+    """The leader's "Decided on assignment" lines and "Client ... per-consumer assignment"
+    blocks (a log4j record with its continuation lines) logged at or after ``after_ms``, from
+    the instances' logs, in time order: the ``--race-evidence`` input."""
+    from datetime import datetime
+
+    records: list[list[str]] = []
+    for path in logs:
+        current: list[str] | None = None
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("["):
+                current = [line]
+                records.append(current)
+            elif current is not None:
+                current.append(line)
+    wanted = []
+    for record in records:
+        head = record[0]
+        if "Decided on assignment" not in head and "per-consumer assignment" not in head:
+            continue
+        try:
+            when = datetime.strptime(head[1:24], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000
+        except ValueError:
+            continue
+        if when >= after_ms:
+            wanted.append((head[1:24], record))
+    wanted.sort(key=lambda item: item[0])
+    return [line for _, record in wanted for line in record]
 
 
 def _keep_logs(cluster: StreamsCluster, folder: Path) -> None:

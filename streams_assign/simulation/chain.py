@@ -32,7 +32,8 @@ thread's (Kafka lets the thread that locks the directory first report it).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -71,6 +72,8 @@ __all__ = [
     "plan_chain",
     "with_consumers",
 ]
+
+_THREAD = re.compile(r"StreamThread-(\d+)-consumer")
 
 MEMBERSHIP_CHANGE = "membership change"
 FOLLOW_UP = "immediate follow-up"
@@ -327,6 +330,7 @@ def _after(
     rates: RestoreRates,
     follow_up: bool,
     settle: Settle,
+    reporting: Callable[[str], Mapping[int, frozenset[TaskId]]] = lambda pid: {},
 ) -> tuple[ClusterState, tuple[Race, ...], tuple[Race, ...]]:
     """What each client reports ``elapsed_ms`` after the decision ``final`` (withheld tasks
     revoked by their owners, checkpointed on close), the races of an immediate follow-up
@@ -363,11 +367,15 @@ def _after(
             if value is not None:
                 lags[task] = value
         active = set(held.active)
+        unrun = set(lags) - {t for r in roles.values() for t in (*r["active"], *r["standby"])}
+        logged = reporting(client.id)
         consumers = tuple(
             ConsumerState(
                 member,
                 prev_active=tuple(sorted(r["active"])),
-                prev_standby=tuple(sorted(r["standby"])),
+                prev_standby=tuple(
+                    sorted({*r["standby"], *(unrun & logged.get(_thread_number(member), set()))})
+                ),
                 owned_partitions=tuple(p for t in sorted(r["active"]) for p in partitions[t]),
             )
             for member, r in roles.items()
@@ -500,7 +508,13 @@ def plan_chain(
             break
         seen.add(key)
         state, pending, unsettled = _after(
-            state, final, elapsed, rates, kind == FOLLOW_UP, settler(number + 1, policy, evidence)
+            state,
+            final,
+            elapsed,
+            rates,
+            kind == FOLLOW_UP,
+            settler(number + 1, policy, evidence),
+            _reporting(number + 1, evidence),
         )
         time_ms += elapsed
     if final is None:  # pragma: no cover - max_rebalances >= 1 runs the loop
@@ -525,6 +539,24 @@ def plan_chain(
         )
         chain = replace(chain, if_late=late)
     return chain
+
+
+def _thread_number(member_id: str) -> int:
+    """The stream thread number in a member id (``...-StreamThread-<n>-consumer...``), 0 when
+    it has none."""
+    match = _THREAD.search(member_id)
+    return int(match[1]) if match else 0
+
+
+def _reporting(
+    number: int, evidence: RaceEvidence | None
+) -> Callable[[str], Mapping[int, frozenset[TaskId]]]:
+    """Which thread of a client reported which tasks at rebalance ``number``, from the
+    evidence (nothing without it: the plan then gives no thread a directory none of its
+    threads runs)."""
+    if evidence is None:
+        return lambda pid: {}
+    return lambda pid: evidence.reporting_threads(number, pid)
 
 
 def _placed_otherwise(

@@ -6,7 +6,9 @@ prevStandbyTasks: ([...]) changelogOffsetTotalsByTask: ([...]) taskLagTotals: ([
 ...} with [no] followup probing rebalance" (``ClientState#toString``, Kafka 3.x to 4.2). Each
 line therefore holds the assignor's whole per-client input (previous tasks, lag per stateful
 task) beside its output. :func:`read_decisions` parses such lines (a log file's other lines are
-skipped); :func:`race_evidence` turns them into the
+skipped), with the "Client <process id> per-consumer assignment:" lines that follow each
+decision in the leader's log (``StreamsPartitionAssignor``: per stream thread, the tasks it
+reported as previously owned active and standby); :func:`race_evidence` turns them into the
 :class:`~streams_assign.simulation.chain.RaceEvidence` that settles a chain's timing races.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from streams_assign.errors import StreamsAssignError
@@ -35,6 +37,11 @@ _CLIENT = re.compile(
     r" taskLagTotals: \(\[(?P<lags>[^\]]*)\]\)"
 )
 _TIME = re.compile(r"^\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
+_PER_CONSUMER = re.compile(
+    r"Client (?P<pid>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}) per-consumer assignment:"
+)
+_PREV_OWNED = re.compile(r"^\s*prev owned (?P<kind>active|standby) \{(?P<body>.*)\}\s*$")
+_MEMBER = re.compile(r"StreamThread-(?P<thread>\d+)-consumer[^=,]*=\[(?P<tasks>[^\]]*)\]")
 
 
 @dataclass(frozen=True)
@@ -78,11 +85,16 @@ class LoggedDecision:
         Whether the decision asked for a probing rebalance.
     clients:
         Per process id.
+    threads:
+        Per process id, per stream thread number, the stateful and stateless tasks the thread
+        reported (the "per-consumer assignment" lines the leader logs after the decision, when
+        the log has them).
     """
 
     time_ms: float | None
     probing: bool
     clients: dict[str, LoggedClient]
+    threads: dict[str, dict[int, frozenset[TaskId]]] = field(default_factory=dict)
 
 
 def _tasks(text: str) -> tuple[TaskId, ...]:
@@ -109,8 +121,22 @@ def read_decisions(lines: Iterable[str], where: str = "log") -> list[LoggedDecis
         When a decision line names no client in the expected form (``where`` and the line
         number in the message).
     """
-    decisions = []
+    decisions: list[LoggedDecision] = []
+    block: str | None = None
     for number, line in enumerate(lines, start=1):
+        consumer = _PER_CONSUMER.search(line)
+        if consumer is not None:
+            block = consumer["pid"]
+            continue
+        owned = _PREV_OWNED.match(line)
+        if owned is not None and block is not None and decisions:
+            threads = decisions[-1].threads.setdefault(block, {})
+            for member in _MEMBER.finditer(owned["body"]):
+                thread = int(member["thread"])
+                threads[thread] = threads.get(thread, frozenset()) | frozenset(
+                    _tasks(member["tasks"])
+                )
+            continue
         match = _DECISION.search(line)
         if match is None:
             continue
@@ -141,4 +167,8 @@ def read_decisions(lines: Iterable[str], where: str = "log") -> list[LoggedDecis
 
 def race_evidence(decisions: Iterable[LoggedDecision]) -> RaceEvidence:
     """The evidence of a chain's decisions, the first being the chain's first rebalance."""
-    return RaceEvidence(tuple({pid: c.reported for pid, c in d.clients.items()} for d in decisions))
+    logged = list(decisions)
+    return RaceEvidence(
+        tuple({pid: c.reported for pid, c in d.clients.items()} for d in logged),
+        tuple(d.threads for d in logged),
+    )

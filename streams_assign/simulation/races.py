@@ -115,9 +115,22 @@ class RaceEvidence:
         Per rebalance (index 0 is rebalance 1), per process id, per stateful task the client
         reported (Kafka's ``prevActiveTasks`` and ``prevStandbyTasks``), its lag in records.
         A task a client did not report is absent.
+    threads:
+        Per rebalance, per process id, per stream thread number, the tasks that thread
+        reported (the leader's "Client ... per-consumer assignment": prev owned active and
+        standby), when the log has them: which thread reports a task directory no thread of
+        the client runs is a race too (the first to lock it, ``TaskManager``).
     """
 
     reported: tuple[Mapping[str, Mapping[TaskId, int]], ...]
+    threads: tuple[Mapping[str, Mapping[int, frozenset[TaskId]]], ...] = ()
+
+    def reporting_threads(self, number: int, process_id: str) -> Mapping[int, frozenset[TaskId]]:
+        """Per thread number, what each thread of the client reported at rebalance ``number``
+        (empty when the log does not say)."""
+        if number > len(self.threads):
+            return {}
+        return self.threads[number - 1].get(process_id, {})
 
     def settle(self, number: int, race: Race) -> int | None | Race:
         """The lag the leader saw for ``race`` at rebalance ``number``; the race itself when the

@@ -232,3 +232,20 @@ def test_the_printed_plan_names_the_races_and_the_all_late_branch() -> None:
     assert result.returncode == 0, result.stderr
     assert "depend on" in result.stdout and "race(s)" in result.stdout
     assert "if every racing replica is late: 9 rebalances" in result.stdout
+
+
+def test_the_leaders_per_consumer_lines_give_each_threads_reported_tasks() -> None:
+    path = DATA / "kill-4.2.1" / "leader-after-change.log"
+    decisions = read_decisions(path.read_text().splitlines(), str(path))
+    assert all(set(d.threads) == set(d.clients) for d in decisions)
+    for decision in decisions:
+        for pid, threads in decision.threads.items():
+            assert set(threads) <= {1, 2, 3}
+            client = decision.clients[pid]
+            reported = set().union(*threads.values())
+            # Every previous task the leader counted was reported by one of its threads.
+            assert set(client.prev_active) | set(client.prev_standby) <= reported
+    evidence = race_evidence(decisions)
+    pid = next(iter(decisions[1].threads))
+    assert evidence.reporting_threads(2, pid) == decisions[1].threads[pid]
+    assert evidence.reporting_threads(99, pid) == {}
