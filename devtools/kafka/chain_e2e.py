@@ -41,8 +41,9 @@ from devtools.kafka.streams_app import (
     StreamsAppError,
     StreamsCluster,
 )
+from streams_assign.simulation.leader_log import LoggedDecision, read_decisions
 
-__all__ = ["ChainRun", "run_chain"]
+__all__ = ["ChainRun", "leader_records", "run_chain"]
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 Clients = dict[str, tuple[list[str], list[str]]]
@@ -76,29 +77,60 @@ class ChainRun:
     folder: Path
     rebalance_gaps_ms: list[float] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)
+    settled_plan: dict[str, Any] = field(default_factory=dict)
+    logged: list[LoggedDecision] = field(default_factory=list)
 
     @property
     def chain(self) -> dict[str, Any]:
-        """The high_availability chain of the plan."""
+        """The high_availability chain of the plan made before the change (the prediction)."""
         return self.plan["chains"][0]
 
-    def predicted(self) -> list[Clients]:
+    @property
+    def settled(self) -> dict[str, Any]:
+        """The same plan with its timing races settled by the leader's logged inputs
+        (``plan --race-evidence``)."""
+        return self.settled_plan["chains"][0]
+
+    def predicted(self, settled: bool = False) -> list[Clients]:
         """Each planned decision: process id -> (active, standby incl. warmups)."""
+        chain = self.settled if settled else self.chain
         return [
             {
                 pid: (_sorted_tasks(c["active"]), _sorted_tasks(c["standby"]))
                 for pid, c in r["decided"].items()
             }
-            for r in self.chain["chain"]
+            for r in chain["chain"]
         ]
 
     def real(self) -> list[Clients]:
         """Each logged decision."""
         return [d.clients for d in self.decisions]
 
-    def differences(self) -> list[str]:
-        """One line per decision (and per process in it) where plan and log differ."""
-        predicted, real = self.predicted(), self.real()
+    def input_differences(self, number: int, settled: bool = True) -> list[str]:
+        """Rebalance ``number``'s planned input beside the leader's logged one (``taskLagTotals``
+        per client and task), one line per client that differs."""
+        chain = self.settled if settled else self.chain
+        if number > min(len(chain["chain"]), len(self.logged)):
+            return []
+        planned = chain["chain"][number - 1]["lags"]
+        logged = self.logged[number - 1].clients
+        lines = []
+        for pid in sorted(set(planned) | set(logged)):
+            want = planned.get(pid, {})
+            got = {str(t): lag for t, lag in logged[pid].lags.items()} if pid in logged else {}
+            differ = {
+                t: (want.get(t), got.get(t))
+                for t in sorted(set(want) | set(got))
+                if want.get(t) != got.get(t)
+            }
+            if differ:
+                lines.append(f"input {number} {pid[:8]} (planned, logged): {differ}")
+        return lines
+
+    def differences(self, settled: bool = True) -> list[str]:
+        """One line per decision (and per process in it) where plan and log differ, then the
+        inputs of the first differing decision."""
+        predicted, real = self.predicted(settled), self.real()
         lines = []
         if len(predicted) != len(real):
             lines.append(f"rebalances: planned {len(predicted)}, logged {len(real)}")
@@ -109,24 +141,76 @@ class ChainRun:
                         f"decision {number} {pid[:8]}: planned {want.get(pid)}, logged "
                         f"{got.get(pid)}"
                     )
+        first = next(
+            (n for n, (w, g) in enumerate(zip(predicted, real, strict=False), 1) if w != g), None
+        )
+        if first is not None:
+            lines += self.input_differences(first, settled)
         return lines
 
+    def logged_kinds(self) -> list[str]:
+        """Each logged decision's kind: the first a membership change, then a probing rebalance
+        when it came at least nine tenths of ``probing.rebalance.interval.ms`` after the
+        previous decision, else an immediate follow-up."""
+        interval = self.plan["probing_rebalance_interval_ms"]
+        kinds = []
+        for number, decision in enumerate(self.decisions):
+            if number == 0:
+                kinds.append("membership change")
+                continue
+            gap = decision.time_ms - self.decisions[number - 1].time_ms
+            kinds.append("probing" if gap >= 0.9 * interval else "immediate follow-up")
+        return kinds
+
+    def kinds(self, settled: bool = True) -> list[str]:
+        """Each planned rebalance's kind."""
+        chain = self.settled if settled else self.chain
+        return [r["kind"] for r in chain["chain"]]
+
+    def equal_decisions(self, settled: bool = True) -> int:
+        """Decisions equal to the logged ones, in order, before the first that differs."""
+        count = 0
+        for want, got in zip(self.predicted(settled), self.real(), strict=False):
+            if want != got:
+                break
+            count += 1
+        return count
+
     def summary(self) -> dict[str, Any]:
-        """Counts and times, planned beside logged."""
-        kinds = [r["kind"] for r in self.chain["chain"]]
+        """Counts, times, planned beside logged: the plan with its races settled by the
+        leader's log, then the prediction made before the change."""
+        kinds = [r["kind"] for r in self.settled["chain"]]
         return {
             "scenario": self.scenario,
             "planned_rebalances": len(kinds),
             "planned_kinds": kinds,
+            "logged_kinds": self.logged_kinds(),
+            "kinds_equal": kinds == self.logged_kinds(),
             "logged_rebalances": len(self.decisions),
             "logged_times_ms": [round(d.time_ms - self.trigger_ms) for d in self.decisions],
-            "planned_times_ms": [r["time_ms"] for r in self.chain["chain"]],
+            "planned_times_ms": [r["time_ms"] for r in self.settled["chain"]],
             "logged_probing": [d.probing for d in self.decisions],
-            "planned_stable_ms": self.chain["stable_ms"],
+            "planned_stable_ms": self.settled["stable_ms"],
             "real_stable_ms": round(self.stable_ms),
+            "equal_decisions": self.equal_decisions(),
             "first_equal": bool(self.decisions) and self.predicted()[0] == self.real()[0],
-            "final_equal": bool(self.decisions) and self.predicted()[-1] == self.real()[-1],
+            "final_equal": bool(self.decisions) and self.predicted(True)[-1] == self.real()[-1],
+            "racing_rebalances": self.settled["racing_rebalances"],
+            "races": sum(len(r["races"]) for r in self.settled["chain"]),
+            "unsettled": [
+                (r["rebalance"], u) for r in self.settled["chain"] for u in r["unsettled"]
+            ],
             "differences": self.differences(),
+            "prediction": {
+                "rebalances": len(self.chain["chain"]),
+                "kinds": [r["kind"] for r in self.chain["chain"]],
+                "equal_decisions": self.equal_decisions(settled=False),
+                "final_equal": bool(self.decisions)
+                and self.predicted(False)[-1] == self.real()[-1],
+                "stable_ms": self.chain["stable_ms"],
+                "racing_rebalances": self.chain["racing_rebalances"],
+                "if_late": self.chain["if_late"],
+            },
             "phase_seconds": self.phases,
         }
 
@@ -166,7 +250,9 @@ def _properties(cluster: StreamsCluster) -> str:
     )
 
 
-def _plan(state: Path, properties: Path, change: list[str], follow_up_ms: int) -> dict[str, Any]:
+def _plan(
+    state: Path, properties: Path, change: list[str], follow_up_ms: int, *extra: str
+) -> dict[str, Any]:
     command = [
         sys.executable,
         "-m",
@@ -181,6 +267,7 @@ def _plan(state: Path, properties: Path, change: list[str], follow_up_ms: int) -
         "--follow-up-ms",
         str(follow_up_ms),
         "--json",
+        *extra,
     ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -205,17 +292,42 @@ def _wait_caught_up(cluster: StreamsCluster, timeout: float) -> None:
     cluster.wait_until(caught_up, timeout, "every store caught up with its changelog", poll=2.0)
 
 
+def _leader_finished_stable(cluster: StreamsCluster, after_ms: float) -> bool:
+    """Whether the leader's last assignment after ``after_ms`` scheduled no follow-up of any
+    kind (``StreamsPartitionAssignor``: "Finished stable assignment of tasks, no followup
+    rebalances required", not "Finished unstable assignment ..., a followup rebalance will be
+    scheduled", which covers immediate follow-ups and probing rebalances alike). True when no
+    assignment was logged after ``after_ms``."""
+    from datetime import datetime
+
+    lines = sorted(
+        line
+        for instance in cluster.instances
+        for line in instance.log_lines("assignment of tasks")
+        if "Finished" in line
+    )
+    late = [
+        line
+        for line in lines
+        if datetime.strptime(line[1:24], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000 >= after_ms
+    ]
+    return not late or "Finished stable assignment" in late[-1]
+
+
 def _quiet(cluster: StreamsCluster, processes: int, after_ms: float, timeout: float) -> float:
-    """Wait until the group is stable and the leader's last decision asks for no probing
-    rebalance (or none was logged after ``after_ms``); return when the last decision was."""
+    """Wait until the group is stable and the leader's last assignment scheduled no follow-up
+    (immediate or probing), or none was logged after ``after_ms``; return when the last
+    decision was."""
 
     def settled() -> bool:
         if len(cluster.running_instances()) != processes or not cluster.is_stable(3000):
             return False
         decisions = _decisions(cluster, after_ms)
-        return not decisions or not decisions[-1].probing
+        if decisions and decisions[-1].probing:
+            return False
+        return _leader_finished_stable(cluster, after_ms)
 
-    cluster.wait_until(settled, timeout, f"a stable group of {processes} with no probing pending")
+    cluster.wait_until(settled, timeout, f"a stable group of {processes} with no follow-up pending")
     decisions = _decisions(cluster, after_ms)
     return decisions[-1].time_ms if decisions else after_ms
 
@@ -331,18 +443,69 @@ def run_chain(
         last = _quiet_after_change(cluster, processes, trigger_ms, timeout)
         decisions = _decisions(cluster, trigger_ms)
         phase("change until stable")
+        lines = [line for i in cluster.instances for line in i.log_lines("Decided on assignment")]
+        (folder / "decisions.log").write_text("\n".join(sorted(lines)) + "\n")
+        evidence = folder / "leader-after-change.log"
+        leader = leader_records([i.log for i in cluster.instances if i.log.exists()], trigger_ms)
+        evidence.write_text("\n".join(leader) + "\n")
+        logged = read_decisions(leader, str(evidence))
+        settled = _plan(state, properties, change, follow_up_ms, "--race-evidence", str(evidence))
+        (folder / "plan-settled.json").write_text(json.dumps(settled, indent=1))
         run = ChainRun(scenario, plan, decisions, trigger_ms, last - trigger_ms, folder)
+        run.settled_plan, run.logged = settled, logged
         run.phases = phases
         run.rebalance_gaps_ms = [
             round(b.time_ms - a.time_ms) for a, b in zip(decisions, decisions[1:], strict=False)
         ]
         (folder / "result.json").write_text(json.dumps(run.summary(), indent=1))
         (folder / "decisions.json").write_text(json.dumps([vars(d) for d in decisions]))
-        lines = [line for i in cluster.instances for line in i.log_lines("Decided on assignment")]
-        (folder / "decisions.log").write_text("\n".join(sorted(lines)) + "\n")
         return run
     finally:
+        _keep_logs(cluster, folder)
         cluster.close()
+
+
+def leader_records(logs: list[Path], after_ms: float) -> list[str]:
+    """The leader's "Decided on assignment" lines and "Client ... per-consumer assignment"
+    blocks (a log4j record with its continuation lines) logged at or after ``after_ms``, from
+    the instances' logs, in time order: the ``--race-evidence`` input."""
+    from datetime import datetime
+
+    records: list[list[str]] = []
+    for path in logs:
+        current: list[str] | None = None
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("["):
+                current = [line]
+                records.append(current)
+            elif current is not None:
+                current.append(line)
+    wanted = []
+    for record in records:
+        head = record[0]
+        if "Decided on assignment" not in head and "per-consumer assignment" not in head:
+            continue
+        try:
+            when = datetime.strptime(head[1:24], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000
+        except ValueError:
+            continue
+        if when >= after_ms:
+            wanted.append((head[1:24], record))
+    wanted.sort(key=lambda item: item[0])
+    return [line for _, record in wanted for line in record]
+
+
+def _keep_logs(cluster: StreamsCluster, folder: Path) -> None:
+    """Copy every instance's log into ``folder/logs`` (the cluster's folder is removed): the
+    leader's per-consumer assignments and "Requesting followup rebalance" lines explain a
+    follow-up the plan did not expect."""
+    import shutil
+
+    logs = folder / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    for number, instance in enumerate(cluster.instances, start=1):
+        if instance.log.exists():
+            shutil.copyfile(instance.log, logs / f"instance-{number}-{instance.process_id[:8]}.log")
 
 
 def _quiet_after_change(

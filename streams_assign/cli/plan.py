@@ -121,6 +121,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         f"rebalance (default {DEFAULT_FOLLOW_UP_MS})",
     )
     how.add_argument(
+        "--race-evidence",
+        metavar="LEADER.log",
+        help="a real chain's leader log from the change on (its 'Decided on assignment' lines): "
+        "settle the chain's timing races with the inputs the leader logged",
+    )
+    how.add_argument(
         "--id-samples",
         type=int,
         default=DEFAULT_ID_SAMPLES,
@@ -214,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
             source=str(args.file),
             follow_up_ms=args.follow_up_ms,
             id_samples=args.id_samples,
+            evidence=_evidence(args.race_evidence),
         )
     if args.optimal:
         plan = _with_optimum(plan, args.time_limit)
@@ -232,6 +239,8 @@ def run(args: argparse.Namespace) -> int:
 
         print_plan(plan)
         print_chains(plan)
+        for line in _race_lines(plan):
+            print(line)
     return 0
 
 
@@ -334,6 +343,7 @@ def _refuse_classic_options(args: argparse.Namespace, where: str) -> None:
         "--write-state": args.write_state is not None,
         "--plot": args.plot is not None,
         "--report": args.report is not None,
+        "--race-evidence": args.race_evidence is not None,
     }
     for option, present in given.items():
         if present:
@@ -341,6 +351,67 @@ def _refuse_classic_options(args: argparse.Namespace, where: str) -> None:
                 f"{where}: {option} is an option of a classic group's convergence; plan "
                 "predicts a streams group's chain of target computations (streams-chain)"
             )
+
+
+def _race_lines(plan: Any) -> list[str]:
+    """Per chain with timing races: which rebalances depend on them, and the chain where every
+    racing replica is late, beside the planned one (docs/planning.md, "Races")."""
+    lines = []
+    for chain in plan.chains:
+        racing = chain.racing_rebalances
+        if not racing:
+            continue
+        count = sum(len(r.races) for r in chain.rebalances)
+        late = chain.if_late
+        how = (
+            "settled by the leader's log"
+            if late is None and chain.races == "model"
+            else "planned: as fast as the rate allows, except tasks new to a thread that "
+            "rejoins at once"
+            if chain.races == "model"
+            else f"planned: every one {chain.races}"
+        )
+        lines.append(
+            f"{chain.assignor}: rebalances {', '.join(map(str, racing))} depend on {count} "
+            "race(s): whether a replica placed a moment earlier was initialised and restored "
+            f"by its thread's rejoin ({how})."
+        )
+        if late is not None:
+            summary = late.summary(chain.final)
+            lines.append(
+                f"  if every racing replica is late: {summary['rebalances']} rebalances "
+                f"({summary['follow_ups']} follow-ups, {summary['probing_rebalances']} probing), "
+                f"stable after {summary['stable_ms'] / 1000:.1f} s (planned "
+                f"{len(chain.rebalances)}, {chain.stable_ms / 1000:.1f} s), "
+                f"{summary['actives_placed_otherwise']} final active(s) placed otherwise "
+                "(a real chain's races are settled by --race-evidence LEADER.log)."
+            )
+        elif chain.races == "model":
+            unsettled = sum(len(r.unsettled) for r in chain.rebalances)
+            lines.append(
+                f"  settled by --race-evidence; {unsettled} race(s) the log did not settle "
+                "(the logged value is not one the race can produce)."
+            )
+    return lines
+
+
+def _evidence(path: str | None) -> Any:
+    """The race evidence of ``--race-evidence`` (None without it)."""
+    if path is None:
+        return None
+    from streams_assign.errors import StreamsAssignError
+    from streams_assign.simulation.leader_log import race_evidence, read_decisions
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as log:
+            decisions = read_decisions(log, path)
+    except OSError as exc:
+        raise UsageError(f"--race-evidence {path}: {exc.strerror}") from None
+    except StreamsAssignError as exc:
+        raise UsageError(f"--race-evidence {exc}") from None
+    if not decisions:
+        raise UsageError(f"--race-evidence {path}: no 'Decided on assignment' line")
+    return race_evidence(decisions)
 
 
 def _with_streams_config(args: argparse.Namespace, cluster: Any) -> tuple[Any, int, list[str]]:

@@ -15,23 +15,26 @@ probing rebalance (``HighAvailabilityTaskAssignor``'s ``probingRebalanceNeeded``
 is followed by one ``probing.rebalance.interval.ms`` later.
 
 :func:`plan_chain` follows that chain from a cluster state: each rebalance records its kind
-(membership change, immediate follow-up, probing), its time, the assignor's decision (what
-the leader logs in "Decided on assignment", before withholding), the active moves and the
-tasks withheld. Between rebalances replicas restore at :class:`RestoreRates`.
+(membership change, immediate follow-up, probing), its time, its input (lags), the assignor's
+decision (what the leader logs in "Decided on assignment", before withholding), the active
+moves, the tasks withheld, and the timing races of its input
+(:mod:`streams_assign.simulation.races`: what a replica placed a moment earlier reports at an
+immediate follow-up). Between rebalances replicas restore at :class:`RestoreRates`.
 
 Model limits: changelogs do not grow; restoration is linear and starts at the decision; an
 immediate follow-up happens ``follow_up_ms`` after the decision that asked for it (in a real
-group: when the last member has noticed the rebalance, up to ``heartbeat.interval.ms``); every
-thread of a client reports the client's task directories it does not run as the client's
-previous standbys, not as one thread's (Kafka lets the thread that locks the directory first
-report it).
+group: when the last member has noticed the rebalance, up to ``heartbeat.interval.ms``) and a
+probing rebalance exactly one interval after its decision; every thread of a client reports
+the client's task directories it does not run as the client's previous standbys, not as one
+thread's (Kafka lets the thread that locks the directory first report it).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from streams_assign.errors import StreamsAssignError
@@ -46,17 +49,31 @@ from streams_assign.model import (
     TopicPartition,
 )
 from streams_assign.simulation.probing import Move, RestoreRates
+from streams_assign.simulation.races import (
+    RACE_POLICIES,
+    Race,
+    RaceEvidence,
+    Settle,
+    new_to_quick_members,
+    report,
+    settler,
+)
 from streams_assign.simulation.replay import with_changelog_sizes
 
 __all__ = [
     "FOLLOW_UP",
     "MEMBERSHIP_CHANGE",
     "PROBING",
+    "RACE_POLICIES",
     "Chain",
     "ChainRebalance",
+    "Race",
+    "RaceEvidence",
     "plan_chain",
     "with_consumers",
 ]
+
+_THREAD = re.compile(r"StreamThread-(\d+)-consumer")
 
 MEMBERSHIP_CHANGE = "membership change"
 FOLLOW_UP = "immediate follow-up"
@@ -85,6 +102,16 @@ class ChainRebalance:
         partitions were owned by another consumer, of another client or of the same one).
     probing_rebalance_needed:
         The assignor's probing flag.
+    lags:
+        The assignor's input: per process id, each stateful task's lag in records (-2 for a
+        running active), what Kafka's leader logs as ``taskLagTotals`` in "Decided on
+        assignment".
+    races:
+        The replicas whose report at this (follow-up) rebalance depends on timing
+        (:class:`Race`); ``lags`` holds the value taken.
+    unsettled:
+        The races the evidence given to :func:`plan_chain` did not settle (its value is not
+        one the race can produce): the model is wrong there.
     """
 
     number: int
@@ -94,6 +121,9 @@ class ChainRebalance:
     moves: tuple[Move, ...]
     withheld: tuple[tuple[TaskId, str], ...]
     probing_rebalance_needed: bool
+    lags: Mapping[str, Mapping[TaskId, int]] = field(default_factory=dict)
+    races: tuple[Race, ...] = ()
+    unsettled: tuple[Race, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The rebalance as a JSON document (tasks as ``1_3``)."""
@@ -112,6 +142,12 @@ class ChainRebalance:
                 }
                 for pid, c in self.decided.items()
             },
+            "lags": {
+                pid: {str(t): lag for t, lag in sorted(lags.items())}
+                for pid, lags in self.lags.items()
+            },
+            "races": [r.to_json() for r in self.races],
+            "unsettled": [r.to_json() for r in self.unsettled],
         }
 
 
@@ -133,6 +169,11 @@ class Chain:
         Whether the input listed each client's stream threads with what they own; when not,
         the first rebalance spreads each client's previous tasks over its threads as Kafka's
         thread assignment would from scratch.
+    races:
+        The race policy the chain was planned with (:data:`RACE_POLICIES`).
+    if_late:
+        When the chain has races and was planned with the model's assumption: the same chain
+        with every racing replica late (not initialised by its follow-up).
     """
 
     assignor: str
@@ -140,6 +181,13 @@ class Chain:
     converged: bool
     stable_ms: int
     threads_known: bool
+    races: str = "model"
+    if_late: Chain | None = None
+
+    @property
+    def racing_rebalances(self) -> tuple[int, ...]:
+        """Numbers of the rebalances whose input depends on a race."""
+        return tuple(r.number for r in self.rebalances if r.races)
 
     def count(self, kind: str) -> int:
         """Rebalances of one kind."""
@@ -166,7 +214,21 @@ class Chain:
             "probing_rebalances": self.count(PROBING),
             "moves": self.moves,
             "stable_ms": self.stable_ms,
+            "races": self.races,
+            "racing_rebalances": list(self.racing_rebalances),
+            "if_late": None if self.if_late is None else self.if_late.summary(self.final),
             "chain": [r.to_json() for r in self.rebalances],
+        }
+
+    def summary(self, final: Mapping[str, ClientAssignment]) -> dict[str, Any]:
+        """Counts, time to stable, and the actives placed otherwise than in ``final``."""
+        return {
+            "rebalances": len(self.rebalances),
+            "follow_ups": self.count(FOLLOW_UP),
+            "probing_rebalances": self.count(PROBING),
+            "moves": self.moves,
+            "stable_ms": self.stable_ms,
+            "actives_placed_otherwise": _placed_otherwise(self.final, final),
         }
 
 
@@ -261,66 +323,59 @@ def _moves(decided: Assignment, owner: dict[TaskId, str]) -> tuple[Move, ...]:
     return tuple(sorted(moves, key=lambda m: (m.task, m.target)))
 
 
-def _restored(lag: int, records: int) -> int:
-    return max(0, lag - records) if lag >= 0 else 0
-
-
-def _rejoining_at_once(state: ClusterState, final: Assignment, pid: str) -> set[str]:
-    """Members of client ``pid`` that rejoin as soon as they get the decision ``final``: those
-    with withheld tasks (``nextRebalanceTime = 0``) and those that must revoke partitions
-    (``ConsumerCoordinator`` rejoins after ``onPartitionsRevoked`` under cooperative
-    rebalancing). Their subscription goes out before any replica they were given restores."""
-    partitions = _partitions(state)
-    before = {c.member_id: set(c.owned_partitions) for c in state.client(pid).consumers or ()}
-    at_once = set()
-    for member, roles in (final.clients[pid].consumers or {}).items():
-        kept = {p for t in roles["active"] for p in partitions[t]}
-        if roles.get("revoking") or before.get(member, set()) - kept:
-            at_once.add(member)
-    return at_once
-
-
 def _after(
     state: ClusterState,
     final: Assignment,
     elapsed_ms: int,
     rates: RestoreRates,
     follow_up: bool,
-) -> ClusterState:
+    settle: Settle,
+    reporting: Callable[[str], Mapping[int, frozenset[TaskId]]] = lambda pid: {},
+) -> tuple[ClusterState, tuple[Race, ...], tuple[Race, ...]]:
     """What each client reports ``elapsed_ms`` after the decision ``final`` (withheld tasks
-    revoked by their owners, checkpointed on close). Before an immediate follow-up
-    (``follow_up``), the replicas of members that rejoin at once restore nothing, and those
-    they did not have before are not reported at all (no task directory yet)."""
+    revoked by their owners, checkpointed on close), the races of an immediate follow-up
+    (``follow_up``), and those ``settle`` left to the model's assumption.
+
+    Before a probing rebalance every replica restores ``elapsed_ms`` at its rate. Before an
+    immediate follow-up, each replica still restoring is a :class:`Race` between having
+    restored at its rate and having restored nothing (not even initialised when new), its value
+    taken from ``settle``; the model assumes nothing for a task new to a member that rejoins at
+    once, the rate otherwise."""
     partitions = _partitions(state)
     stateful = set(state.stateful_tasks)
     clients = []
+    races: list[Race] = []
+    unsettled: list[Race] = []
     for client in state.clients:
         held = final.clients[client.id]
-        active, standby = set(held.active), set(held.standby)
         roles = held.consumers or {}
-        frozen: set[TaskId] = set()
-        if follow_up:
-            for member in _rejoining_at_once(state, final, client.id):
-                frozen.update(roles[member]["active"])
-                frozen.update(roles[member]["standby"])
+        quick = new_to_quick_members(state, final, client.id, partitions) if follow_up else set()
         lags: dict[TaskId, int] = {}
-        for task in stateful:
-            lag = state.lag(client, task)
-            records = 0 if task in frozen else rates.restored_in(client.id, task, elapsed_ms)
-            if task in frozen and task not in client.task_lags and lag != LATEST_OFFSET:
-                continue
-            if task in active:
-                left = 0 if lag == LATEST_OFFSET else _restored(lag, records)
-                lags[task] = LATEST_OFFSET if left == 0 else left
-            elif task in standby:
-                lags[task] = 0 if lag == LATEST_OFFSET else _restored(lag, records)
-            elif task in client.task_lags:
-                lags[task] = 0 if lag == LATEST_OFFSET else lag
+        for task in sorted(stateful):
+            records = rates.restored_in(client.id, task, elapsed_ms)
+            value, race = report(state, client, task, held, records, task in quick)
+            if race is not None and not follow_up:
+                kept = task in held.active or task in held.standby
+                value, race = race.ready if kept else race.late, None
+            if race is not None:
+                races.append(race)
+                settled = settle(race)
+                if isinstance(settled, Race):
+                    unsettled.append(race)
+                    settled = race.assumed
+                value = settled
+            if value is not None:
+                lags[task] = value
+        active = set(held.active)
+        unrun = set(lags) - {t for r in roles.values() for t in (*r["active"], *r["standby"])}
+        logged = reporting(client.id)
         consumers = tuple(
             ConsumerState(
                 member,
                 prev_active=tuple(sorted(r["active"])),
-                prev_standby=tuple(sorted(r["standby"])),
+                prev_standby=tuple(
+                    sorted({*r["standby"], *(unrun & logged.get(_thread_number(member), set()))})
+                ),
                 owned_partitions=tuple(p for t in sorted(r["active"]) for p in partitions[t]),
             )
             for member, r in roles.items()
@@ -335,7 +390,7 @@ def _after(
                 consumers=consumers,
             )
         )
-    return replace(state, clients=tuple(clients))
+    return replace(state, clients=tuple(clients)), tuple(races), tuple(unsettled)
 
 
 def _restore_ms(state: ClusterState, final: Assignment, rates: RestoreRates) -> int:
@@ -356,6 +411,8 @@ def plan_chain(
     first_ms: int = 0,
     follow_up_ms: int = 1000,
     max_rebalances: int = 100,
+    races: str = "model",
+    evidence: RaceEvidence | None = None,
 ) -> Chain:
     """Follow the rebalances after a change until the group is stable.
 
@@ -373,6 +430,16 @@ def plan_chain(
         Milliseconds from a decision with withheld tasks to the follow-up rebalance (>= 0).
     max_rebalances:
         Rebalances at most (>= 1).
+    races:
+        How the timing races of immediate follow-ups (:class:`Race`) are settled, one of
+        :data:`RACE_POLICIES`: ``"model"`` (a thread that rejoins at once has initialised
+        nothing, one that rejoins with its heartbeat has restored at its rate), ``"ready"``
+        or ``"late"`` (every racing replica so). With ``"model"`` and races, the chain also
+        carries the one where every racing replica is late (``Chain.if_late``).
+    evidence:
+        What the leader reported at each rebalance of a real chain: settles each race with the
+        value the leader saw, when the race can produce it (else the policy decides and the
+        rebalance lists the race as ``unsettled``).
 
     Returns
     -------
@@ -381,10 +448,14 @@ def plan_chain(
     Raises
     ------
     ValueError
-        For a negative ``first_ms`` / ``follow_up_ms`` or ``max_rebalances`` < 1.
+        For a negative ``first_ms`` / ``follow_up_ms``, ``max_rebalances`` < 1 or an unknown
+        ``races``.
     StreamsAssignError
         When the assignor refuses the state or is decided by the broker (streams groups).
     """
+    if races not in RACE_POLICIES:
+        raise ValueError(f"races must be one of {', '.join(RACE_POLICIES)}, got {races!r}")
+    policy = races
     if first_ms < 0 or follow_up_ms < 0 or max_rebalances < 1:
         raise ValueError(
             f"first_ms, follow_up_ms must be >= 0 and max_rebalances >= 1, got {first_ms}, "
@@ -398,6 +469,8 @@ def plan_chain(
     owner = {task: c.id for c in state.clients for task in c.prev_active}
     converged = False
     final: Assignment | None = None
+    pending: tuple[Race, ...] = ()
+    unsettled: tuple[Race, ...] = ()
     for number in range(1, max_rebalances + 1):
         decided, final = _decide(state, assignor)
         withheld = tuple(
@@ -417,6 +490,9 @@ def plan_chain(
                 _moves(decided, owner),
                 withheld,
                 decided.probing_rebalance_needed,
+                _lags(state),
+                pending,
+                unsettled,
             )
         )
         owner = {t: pid for pid, c in decided.clients.items() for t in c.active}
@@ -431,17 +507,70 @@ def plan_chain(
         if key in seen:  # the same inputs again: every further rebalance repeats this one
             break
         seen.add(key)
-        state = _after(state, final, elapsed, rates, follow_up=kind == FOLLOW_UP)
+        state, pending, unsettled = _after(
+            state,
+            final,
+            elapsed,
+            rates,
+            kind == FOLLOW_UP,
+            settler(number + 1, policy, evidence),
+            _reporting(number + 1, evidence),
+        )
         time_ms += elapsed
     if final is None:  # pragma: no cover - max_rebalances >= 1 runs the loop
         raise StreamsAssignError("no rebalance ran")
-    return Chain(
+    chain = Chain(
         assignor=assignor,
         rebalances=tuple(rebalances),
         converged=converged,
         stable_ms=time_ms + _restore_ms(state, final, rates),
         threads_known=known,
+        races=policy,
     )
+    if policy == "model" and evidence is None and any(r.races for r in rebalances):
+        late = plan_chain(
+            cluster,
+            assignor,
+            rates,
+            first_ms=first_ms,
+            follow_up_ms=follow_up_ms,
+            max_rebalances=max_rebalances,
+            races="late",
+        )
+        chain = replace(chain, if_late=late)
+    return chain
+
+
+def _thread_number(member_id: str) -> int:
+    """The stream thread number in a member id (``...-StreamThread-<n>-consumer...``), 0 when
+    it has none."""
+    match = _THREAD.search(member_id)
+    return int(match[1]) if match else 0
+
+
+def _reporting(
+    number: int, evidence: RaceEvidence | None
+) -> Callable[[str], Mapping[int, frozenset[TaskId]]]:
+    """Which thread of a client reported which tasks at rebalance ``number``, from the
+    evidence (nothing without it: the plan then gives no thread a directory none of its
+    threads runs)."""
+    if evidence is None:
+        return lambda pid: {}
+    return lambda pid: evidence.reporting_threads(number, pid)
+
+
+def _placed_otherwise(
+    one: Mapping[str, ClientAssignment], other: Mapping[str, ClientAssignment]
+) -> int:
+    """Active tasks on another client in ``one`` than in ``other``."""
+    where = {t: pid for pid, c in other.items() for t in c.active}
+    return sum(where.get(t) != pid for pid, c in one.items() for t in c.active)
+
+
+def _lags(state: ClusterState) -> dict[str, dict[TaskId, int]]:
+    """Each client's lag per stateful task, as the leader computes it."""
+    tasks = sorted(state.stateful_tasks)
+    return {c.id: {t: state.lag(c, t) for t in tasks} for c in state.clients}
 
 
 def _fingerprint(state: ClusterState) -> Any:

@@ -11,6 +11,7 @@ from streams_assign.errors import StreamsAssignError, UsageError
 from streams_assign.model import ClusterState
 from streams_assign.simulation.chain import Chain, plan_chain
 from streams_assign.simulation.probing import Convergence, RestoreRates, plan_convergence
+from streams_assign.simulation.races import RaceEvidence
 from streams_assign.simulation.whatif import (
     Changes,
     apply_changes,
@@ -182,6 +183,7 @@ def build_plan(
     source: str = "",
     follow_up_ms: int = 1000,
     id_samples: int = 0,
+    evidence: RaceEvidence | None = None,
 ) -> Plan:
     """Apply ``changes`` and run each assignor's convergence from the resulting state.
 
@@ -207,6 +209,9 @@ def build_plan(
     id_samples:
         When ``changes.add`` exceeds the ids given in ``changes.add_ids``: how many placements
         of the new ids in ``java.util.UUID`` order to plan (0: none).
+    evidence:
+        The leader's logged inputs of a real chain after these changes: settle each chain's
+        timing races with them (:func:`~streams_assign.simulation.chain.plan_chain`).
 
     Returns
     -------
@@ -248,6 +253,7 @@ def build_plan(
                     first_ms=detection,
                     follow_up_ms=follow_up_ms,
                     max_rebalances=max_rounds * 4,
+                    evidence=evidence,
                 )
             )
         except StreamsAssignError:

@@ -12,8 +12,11 @@ of CI time) kills one instance with an ``acceptable.recovery.lag`` above every c
 size: every client with or without state is caught up, so no warmup and no probing rebalance
 follows, and the chain is the first decision and its immediate follow-ups.
 The long forms (``STREAMS_ASSIGN_LONG=1``) use ``acceptable.recovery.lag=50``, so warmups and
-probing rebalances (60 s apart) take part: kill -9, and scale-out with ``--add-id``; they check
-the first decision and the final assignment (the steps between depend on a race, see the test).
+probing rebalances (60 s apart) take part: kill -9, and scale-out with ``--add-id``. At an
+immediate follow-up, what a replica placed a moment earlier reports (not yet initialised, part
+restored, caught up) is a race Kafka does not fix; ``plan`` lists those inputs as races, and
+the whole chain is compared once the leader's log has settled them (``plan --race-evidence``:
+only the racing inputs are taken from the log, each within what the race can produce).
 """
 
 from __future__ import annotations
@@ -36,16 +39,20 @@ def _report(run: ChainRun) -> str:
     return json.dumps(run.summary(), indent=1)
 
 
-def _assert_chain_equal(run: ChainRun) -> None:
+def _assert_chain_equal(run: ChainRun, settled: bool) -> None:
+    """Every decision, the count, the moves and the time to stable, of the prediction or of
+    the plan with its races settled by the leader's log."""
     assert run.decisions, "the group leader logged no decision after the change"
     assert run.predicted()[0] == run.real()[0], _report(run)
-    assert len(run.predicted()) == len(run.real()), _report(run)
-    assert run.predicted() == run.real(), _report(run)
-    assert run.chain["moves"] == sum(
-        len(r["moves"]) for r in run.chain["chain"]
-    )  # the total is the rebalances' sum
+    predicted = run.predicted(settled)
+    assert len(predicted) == len(run.real()), _report(run)
+    assert predicted == run.real(), _report(run)
+    assert run.kinds(settled) == run.logged_kinds(), _report(run)
+    chain = run.settled if settled else run.chain
+    assert not any(r["unsettled"] for r in chain["chain"]), _report(run)
+    assert chain["moves"] == sum(len(r["moves"]) for r in chain["chain"])
     interval = run.plan["probing_rebalance_interval_ms"]
-    assert abs(run.chain["stable_ms"] - run.stable_ms) <= interval, _report(run)
+    assert abs(chain["stable_ms"] - run.stable_ms) <= interval, _report(run)
 
 
 def test_kill_chain_without_warmups_equals_the_leaders_log(
@@ -61,7 +68,8 @@ def test_kill_chain_without_warmups_equals_the_leaders_log(
         records=300,
         acceptable_recovery_lag=100_000,
     )
-    _assert_chain_equal(run)
+    _assert_chain_equal(run, settled=False)
+    _assert_chain_equal(run, settled=True)
     assert not any(r["probing_rebalance_needed"] for r in run.chain["chain"])
     kinds = [r["kind"] for r in run.chain["chain"]]
     assert kinds[0] == "membership change"
@@ -72,19 +80,15 @@ if LONG:  # minutes of real cluster time each: probing rebalances are 60 s apart
 
     @pytest.mark.slow
     @pytest.mark.parametrize("scenario", ["kill", "add"])
-    def test_chain_with_warmups_starts_and_ends_as_the_leaders_log(
+    def test_chain_with_warmups_equals_the_leaders_log_once_its_races_are_settled(
         kafka_broker: KafkaBroker, tmp_path: Path, scenario: str
     ) -> None:
-        # With warmups, whether a warmup placed a second ago counts as caught up at the
-        # immediate follow-up is a race between its initialisation and the other members'
-        # rejoin (docs/planning.md, chain model limits): the steps between may differ, the
-        # first decision and the final assignment may not. The whole comparison is printed
-        # and written to result.json.
+        # The prediction made before the change: its first decision and final assignment.
+        # Then the whole chain, with the racing inputs (docs/planning.md, "Races") taken from
+        # the leader's log. The comparison is printed and written to result.json.
         run = run_chain(kafka_broker, scenario, tmp_path / scenario)
         print(_report(run))
-        assert run.decisions, "the group leader logged no decision after the change"
-        assert run.predicted()[0] == run.real()[0], _report(run)
         assert run.predicted()[-1] == run.real()[-1], _report(run)
-        assert (
-            not run.decisions[-1].probing and not run.chain["chain"][-1]["probing_rebalance_needed"]
-        )
+        _assert_chain_equal(run, settled=True)
+        assert not run.decisions[-1].probing
+        assert not run.settled["chain"][-1]["probing_rebalance_needed"]
