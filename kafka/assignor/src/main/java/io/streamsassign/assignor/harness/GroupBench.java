@@ -28,10 +28,12 @@ import org.apache.kafka.coordinator.group.api.streams.assignor.TopologyDescriber
  * so the harness runs without it unless asked; its class path must then hold Kafka 4.4's
  * {@code kafka-group-coordinator} jars).
  *
- * <p>Request {@code {"bench_group": <streams-group state>, "warmup": w, "runs": n}}: both
+ * <p>Request {@code {"bench_group": <streams-group state>, "warmup": w, "repeat": n}}: both
  * assignors get the same {@link GroupSpec} and {@link TopologyDescriber} objects (built once,
  * outside the timed calls); {@code w} untimed calls of each, alternating, then {@code n} timed
- * calls of each, alternating, so JIT warm-up and machine load fall on both alike. Answer
+ * calls of each, alternating, so JIT warm-up and machine load fall on both alike. With
+ * {@code "only": "lag_aware_sticky"} or {@code "kafka_sticky"} just that one runs (its own JVM
+ * then has no JIT profile of the other's code). Answer
  * {@code {"lag_aware_sticky": {"nanos": [...], "cpu_nanos": [...], "members": m},
  * "kafka_sticky": {...}}}: per timed call its wall-clock and calling-thread CPU nanoseconds, and
  * the number of members the returned {@code GroupAssignment} names.
@@ -42,29 +44,45 @@ final class GroupBench {
 
     private GroupBench() { }
 
-    static Object answer(Map<String, Object> doc, int warmup, int runs) throws ReflectiveOperationException {
+    static Object answer(Map<String, Object> doc, int warmup, int runs, String only)
+            throws ReflectiveOperationException {
         GroupInput input = GroupRequests.input(doc);
         GroupSpec spec = groupSpec(input);
         TopologyDescriber topology = topology(input);
-        TaskAssignor ours = new LagAwareStickyGroupAssignor();
-        TaskAssignor kafka = (TaskAssignor) Class.forName(KAFKA_STICKY).getDeclaredConstructor().newInstance();
+        Map<String, TaskAssignor> assignors = new LinkedHashMap<>();
+        if (only == null || only.equals("lag_aware_sticky")) {
+            assignors.put("lag_aware_sticky", new LagAwareStickyGroupAssignor());
+        }
+        if (only == null || only.equals("kafka_sticky")) {
+            assignors.put("kafka_sticky",
+                    (TaskAssignor) Class.forName(KAFKA_STICKY).getDeclaredConstructor().newInstance());
+        }
+        if (assignors.isEmpty()) {
+            throw new IllegalArgumentException("only must be lag_aware_sticky or kafka_sticky, got " + only);
+        }
         for (int i = 0; i < warmup; i++) {
-            ours.assign(spec, topology);
-            kafka.assign(spec, topology);
+            for (TaskAssignor assignor : assignors.values()) {
+                assignor.assign(spec, topology);
+            }
         }
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        Map<String, List<Long>> nanos = Map.of("ours", new ArrayList<>(), "kafka", new ArrayList<>());
-        Map<String, List<Long>> cpu = Map.of("ours", new ArrayList<>(), "kafka", new ArrayList<>());
-        int[] members = new int[2];
+        Map<String, List<Long>> nanos = new LinkedHashMap<>();
+        Map<String, List<Long>> cpu = new LinkedHashMap<>();
+        Map<String, Long> members = new LinkedHashMap<>();
+        for (String name : assignors.keySet()) {
+            nanos.put(name, new ArrayList<>());
+            cpu.put(name, new ArrayList<>());
+        }
         for (int i = 0; i < runs; i++) {
-            members[0] = timed(ours, spec, topology, threads, nanos.get("ours"), cpu.get("ours"));
-            members[1] = timed(kafka, spec, topology, threads, nanos.get("kafka"), cpu.get("kafka"));
+            for (Map.Entry<String, TaskAssignor> e : assignors.entrySet()) {
+                String name = e.getKey();
+                members.put(name, (long) timed(e.getValue(), spec, topology, threads, nanos.get(name), cpu.get(name)));
+            }
         }
         Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("lag_aware_sticky", Map.of("nanos", nanos.get("ours"), "cpu_nanos", cpu.get("ours"),
-                "members", (long) members[0]));
-        answer.put("kafka_sticky", Map.of("nanos", nanos.get("kafka"), "cpu_nanos", cpu.get("kafka"),
-                "members", (long) members[1]));
+        for (String name : assignors.keySet()) {
+            answer.put(name, Map.of("nanos", nanos.get(name), "cpu_nanos", cpu.get(name), "members", members.get(name)));
+        }
         return answer;
     }
 

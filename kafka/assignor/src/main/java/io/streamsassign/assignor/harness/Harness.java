@@ -62,7 +62,8 @@ public final class Harness {
         int repeat = ((Number) request.getOrDefault("repeat", 1L)).intValue();
         if (request.containsKey("bench_group")) {
             return GroupBench.answer((Map<String, Object>) request.get("bench_group"),
-                    ((Number) request.getOrDefault("warmup", 0L)).intValue(), repeat);
+                    ((Number) request.getOrDefault("warmup", 0L)).intValue(), repeat,
+                    (String) request.get("only"));
         }
         if (request.containsKey("group")) {
             return GroupRequests.answer((Map<String, Object>) request.get("group"), repeat);
