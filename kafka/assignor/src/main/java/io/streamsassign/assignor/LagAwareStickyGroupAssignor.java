@@ -4,12 +4,9 @@ import io.streamsassign.assignor.core.Documents;
 import io.streamsassign.assignor.core.GroupDecision;
 import io.streamsassign.assignor.core.GroupInput;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
@@ -82,17 +79,13 @@ public class LagAwareStickyGroupAssignor implements TaskAssignor {
     public GroupAssignment assign(GroupSpec spec, TopologyDescriber topology) throws TaskAssignorException {
         try {
             GroupInput input = groupInput(spec, topology);
-            Map<String, GroupDecision.MemberTasks> decided =
-                    GroupDecision.assign(input, acceptableRecoveryLag, maxWarmupReplicas);
-            Map<String, MemberAssignment> members = new HashMap<>();
-            for (Map.Entry<String, GroupDecision.MemberTasks> e : decided.entrySet()) {
-                members.put(e.getKey(), new MemberAssignment(sets(e.getValue().active()), sets(e.getValue().standby())));
-            }
+            GroupDecision.Result decided = GroupDecision.decide(input, acceptableRecoveryLag, maxWarmupReplicas);
+            Map<String, MemberAssignment> members = decided.memberTaskSets(MemberAssignment::new);
             LOG.info("lag_aware_sticky assigned the tasks of {} subtopologies to {} members",
                     topology.subtopologies().size(), members.size());
             if (LOG.isDebugEnabled()) {
                 LOG.debug("lag_aware_sticky group input: {}", Documents.groupJson(input));
-                LOG.debug("lag_aware_sticky group decision: {}", Documents.groupDecisionJson(decided));
+                LOG.debug("lag_aware_sticky group decision: {}", Documents.groupDecisionJson(decided.memberTasks()));
             }
             return new GroupAssignment(members);
         } catch (TaskAssignorException e) {
@@ -103,18 +96,12 @@ public class LagAwareStickyGroupAssignor implements TaskAssignor {
         }
     }
 
-    private static Map<String, Set<Integer>> sets(Map<String, List<Integer>> tasks) {
-        Map<String, Set<Integer>> out = new HashMap<>();
-        tasks.forEach((sub, parts) -> out.put(sub, new HashSet<>(parts)));
-        return out;
-    }
-
     static GroupInput groupInput(GroupSpec spec, TopologyDescriber topology) {
         Map<String, GroupInput.Subtopology> subs = new LinkedHashMap<>();
         for (String sub : topology.subtopologies()) {
             subs.put(sub, new GroupInput.Subtopology(topology.maxNumInputPartitions(sub), topology.isStateful(sub)));
         }
-        List<GroupInput.Member> members = new ArrayList<>();
+        List<GroupInput.Member> members = new ArrayList<>(spec.memberIds().size());
         for (String memberId : spec.memberIds()) {
             MemberAssignmentMetadata meta = spec.memberMetadata(memberId);
             MemberAssignmentState state = spec.memberAssignmentState(memberId);

@@ -1,7 +1,6 @@
 package io.streamsassign.assignor.core;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -36,9 +35,17 @@ public record ClusterInput(
     public ClusterInput {
         statefulTasks = sorted(statefulTasks);
         statelessTasks = sorted(statelessTasks);
-        List<ClientInput> ordered = new ArrayList<>(clients);
-        ordered.sort(Comparator.comparing(c -> UUID.fromString(c.id())));
-        clients = List.copyOf(ordered);
+        // Each id parsed once (not once per comparison); a stable sort, as before.
+        List<Map.Entry<UUID, ClientInput>> ordered = new ArrayList<>(clients.size());
+        for (ClientInput c : clients) {
+            ordered.add(Map.entry(UUID.fromString(c.id()), c));
+        }
+        ordered.sort(Map.Entry.comparingByKey());
+        List<ClientInput> sortedClients = new ArrayList<>(ordered.size());
+        for (Map.Entry<UUID, ClientInput> e : ordered) {
+            sortedClients.add(e.getValue());
+        }
+        clients = List.copyOf(sortedClients);
         tagKeys = List.copyOf(tagKeys);
     }
 

@@ -47,14 +47,15 @@ final class Problem {
         }
         long acceptable = cluster.acceptableRecoveryLag();
         boolean unbounded = acceptable == ClusterInput.LONG_MAX;
-        List<List<long[]>> perTask = new ArrayList<>(); // (client, lag) in client order
-        List<List<Integer>> pa = new ArrayList<>();
-        List<List<Integer>> ps = new ArrayList<>();
-        for (int t = 0; t < numTasks; t++) {
-            perTask.add(new ArrayList<>());
-            pa.add(new ArrayList<>());
-            ps.add(new ArrayList<>());
-        }
+        // Per task its (client, lag) rows in client order, previous actives and standbys, as
+        // growable primitive arrays (no boxing: this runs once per task and holder).
+        int[] holderCount = new int[numTasks];
+        int[][] rowClient = new int[numTasks][];
+        long[][] rowLag = new long[numTasks][];
+        int[] paCount = new int[numTasks];
+        int[][] pa = new int[numTasks][];
+        int[] psCount = new int[numTasks];
+        int[][] ps = new int[numTasks][];
         long[] largest = new long[numTasks];
         Arrays.fill(largest, -1);
         long clusterMax = 0;
@@ -62,7 +63,8 @@ final class Problem {
         for (int c = 0; c < numClients; c++) {
             ClientInput client = clients.get(c);
             capacity[c] = client.capacity();
-            List<Integer> held = new ArrayList<>();
+            int[] held = new int[client.taskLags().size()];
+            int heldCount = 0;
             for (Map.Entry<TaskKey, Long> e : client.taskLags().entrySet()) {
                 long lag = e.getValue();
                 boolean finite = lag >= 0 && lag < ClusterInput.LONG_MAX;
@@ -73,8 +75,14 @@ final class Problem {
                 if (t == null) {
                     continue;
                 }
-                perTask.get(t).add(new long[] {c, lag});
-                held.add(t);
+                int n = holderCount[t]++;
+                if (rowClient[t] == null || n == rowClient[t].length) {
+                    rowClient[t] = rowClient[t] == null ? new int[2] : Arrays.copyOf(rowClient[t], 2 * n);
+                    rowLag[t] = rowLag[t] == null ? new long[2] : Arrays.copyOf(rowLag[t], 2 * n);
+                }
+                rowClient[t][n] = c;
+                rowLag[t][n] = lag;
+                held[heldCount++] = t;
                 if (finite && lag > largest[t]) {
                     largest[t] = lag;
                 }
@@ -82,16 +90,18 @@ final class Problem {
             for (TaskKey task : client.prevActive()) {
                 Integer t = position.get(task);
                 if (t != null) {
-                    pa.get(t).add(c);
+                    pa[t] = append(pa[t], paCount[t]++, c);
                 }
             }
             for (TaskKey task : client.prevStandby()) {
                 Integer t = position.get(task);
-                if (t != null && !ps.get(t).contains(c)) {
-                    ps.get(t).add(c);
+                if (t != null && (psCount[t] == 0 || ps[t][psCount[t] - 1] != c)) {
+                    // clients come in ascending order, so a repeat of c is the last entry
+                    ps[t] = append(ps[t], psCount[t]++, c);
                 }
             }
-            stateTasks[c] = held.stream().mapToInt(Integer::intValue).sorted().toArray();
+            stateTasks[c] = Arrays.copyOf(held, heldCount);
+            Arrays.sort(stateTasks[c]);
         }
         // estimated_changelog_records' rule: the records a client without state restores.
         long least = unbounded ? 0 : acceptable + 1;
@@ -119,14 +129,13 @@ final class Problem {
         prevActive = new int[numTasks][];
         prevStandby = new int[numTasks][];
         for (int t = 0; t < numTasks; t++) {
-            List<long[]> rows = perTask.get(t);
-            int n = rows.size();
+            int n = holderCount[t];
             holders[t] = new int[n];
             holderCost[t] = new long[n];
             holderCaught[t] = new boolean[n];
             for (int i = 0; i < n; i++) {
-                int c = (int) rows.get(i)[0];
-                long lag = rows.get(i)[1];
+                int c = rowClient[t][i];
+                long lag = rowLag[t][i];
                 boolean finite = lag >= 0 && lag < ClusterInput.LONG_MAX;
                 holders[t][i] = c;
                 if (lag == -2 || unbounded || (finite && lag <= acceptable)) {
@@ -139,8 +148,8 @@ final class Problem {
                     holderCost[t][i] = noStateLag[t];
                 }
             }
-            prevActive[t] = pa.get(t).stream().mapToInt(Integer::intValue).toArray();
-            prevStandby[t] = ps.get(t).stream().mapToInt(Integer::intValue).sorted().toArray();
+            prevActive[t] = pa[t] == null ? new int[0] : Arrays.copyOf(pa[t], paCount[t]);
+            prevStandby[t] = ps[t] == null ? new int[0] : Arrays.copyOf(ps[t], psCount[t]);
         }
         List<String> keys = cluster.tagKeys();
         tagged = !keys.isEmpty();
@@ -150,6 +159,12 @@ final class Problem {
                 tags[c][k] = clients.get(c).tags().get(keys.get(k));
             }
         }
+    }
+
+    private static int[] append(int[] items, int size, int value) {
+        int[] out = items == null ? new int[2] : size == items.length ? Arrays.copyOf(items, 2 * size) : items;
+        out[size] = value;
+        return out;
     }
 
     /** The position of client c among the task's holders, or a negative number. */

@@ -41,6 +41,27 @@ public record TaskKey(String topologyName, int subtopology, int partition)
         return Integer.compare(partition, other.partition);
     }
 
+    /** Equal when topology name, subtopology and partition are (the record's rule, ints first). */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof TaskKey k && subtopology == k.subtopology && partition == k.partition
+                && java.util.Objects.equals(topologyName, k.topologyName);
+    }
+
+    /**
+     * A hash that spreads (subtopology, partition) over every bit: the record's own
+     * {@code 31 * subtopology + partition} makes ({@code s}, {@code p}) and ({@code s + 1},
+     * {@code p - 31}) collide, which slows the hash look-ups of large topologies. The core only
+     * looks task ids up by hash, never iterates a hashed collection of them, so no decision
+     * depends on it.
+     */
+    @Override
+    public int hashCode() {
+        int h = (subtopology * 0x9E3779B1 + partition) * 0x85EBCA6B;
+        h ^= h >>> 15;
+        return topologyName == null ? h : h ^ 31 * topologyName.hashCode();
+    }
+
     /** The subtopology key: (topology name, subtopology). */
     public SubKey subtopologyKey() {
         return new SubKey(topologyName, subtopology);

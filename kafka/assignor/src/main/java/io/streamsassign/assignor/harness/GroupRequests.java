@@ -18,8 +18,32 @@ import java.util.Set;
 final class GroupRequests {
     private GroupRequests() { }
 
-    @SuppressWarnings("unchecked")
     static Object answer(Map<String, Object> doc, int repeat) {
+        GroupInput input = input(doc);
+        List<Long> nanos = new ArrayList<>();
+        Map<String, GroupDecision.MemberTasks> decided = null;
+        for (int i = 0; i < repeat; i++) {
+            long start = System.nanoTime();
+            decided = GroupDecision.assign(input);
+            nanos.add(System.nanoTime() - start);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Map.Entry<String, GroupDecision.MemberTasks> e : decided.entrySet()) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("active", e.getValue().active());
+            one.put("standby", e.getValue().standby());
+            one.put("warmup", Map.of());
+            out.put(e.getKey(), one);
+        }
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("members", out);
+        answer.put("nanos", repeat == 1 ? nanos.get(0) : nanos);
+        return answer;
+    }
+
+    /** The streams-group document as the core's {@link GroupInput} (members in document order). */
+    @SuppressWarnings("unchecked")
+    static GroupInput input(Map<String, Object> doc) {
         Map<String, Object> configs = (Map<String, Object>) doc.getOrDefault("configs", Map.of());
         int standbys = ((Number) configs.getOrDefault("num.standby.replicas", 0L)).intValue();
         List<String> tags = new ArrayList<>();
@@ -53,26 +77,7 @@ final class GroupRequests {
                     offsets(m.get("task_offsets")),
                     offsets(m.get("task_end_offsets"))));
         }
-        GroupInput input = new GroupInput(standbys, tags, topology, members);
-        List<Long> nanos = new ArrayList<>();
-        Map<String, GroupDecision.MemberTasks> decided = null;
-        for (int i = 0; i < repeat; i++) {
-            long start = System.nanoTime();
-            decided = GroupDecision.assign(input);
-            nanos.add(System.nanoTime() - start);
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (Map.Entry<String, GroupDecision.MemberTasks> e : decided.entrySet()) {
-            Map<String, Object> one = new LinkedHashMap<>();
-            one.put("active", e.getValue().active());
-            one.put("standby", e.getValue().standby());
-            one.put("warmup", Map.of());
-            out.put(e.getKey(), one);
-        }
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("members", out);
-        answer.put("nanos", repeat == 1 ? nanos.get(0) : nanos);
-        return answer;
+        return new GroupInput(standbys, tags, topology, members);
     }
 
     @SuppressWarnings("unchecked")

@@ -10,6 +10,8 @@ import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.PrintStream;
 import java.io.StringWriter;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -26,7 +28,9 @@ import java.util.Map;
  * "standby": [...], "warmup": [...]}}, "probing_rebalance_needed": bool, "nanos": n}} or
  * {@code {"error": "<class>: <message>"}}. Request {@code {"group": ...}} runs the KIP-1357
  * adapter's per-member decision (see {@link GroupRequests}). With {@code "repeat": n} the
- * decision is made n times and {@code "nanos"} lists each call's wall-clock time.
+ * decision is made n times and {@code "nanos"} / {@code "cpu_nanos"} list each call's wall-clock
+ * and calling-thread CPU time. Request {@code {"bench_group": ..., "warmup": w, "repeat": n}} times the
+ * broker adapter beside Kafka's broker-side sticky assignor ({@link GroupBench}).
  */
 public final class Harness {
     private Harness() { }
@@ -56,18 +60,29 @@ public final class Harness {
     private static Object answer(String line) throws Exception {
         Map<String, Object> request = (Map<String, Object>) Json.parse(line);
         int repeat = ((Number) request.getOrDefault("repeat", 1L)).intValue();
+        if (request.containsKey("bench_group")) {
+            return GroupBench.answer((Map<String, Object>) request.get("bench_group"),
+                    ((Number) request.getOrDefault("warmup", 0L)).intValue(), repeat,
+                    (String) request.get("only"));
+        }
         if (request.containsKey("group")) {
             return GroupRequests.answer((Map<String, Object>) request.get("group"), repeat);
         }
         ClusterInput cluster = cluster((Map<String, Object>) request.get("cluster"));
         List<Long> nanos = new ArrayList<>();
+        List<Long> cpuNanos = new ArrayList<>();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         Decision decision = null;
         for (int i = 0; i < repeat; i++) {
+            long cpuStart = threads.getCurrentThreadCpuTime();
             long start = System.nanoTime();
             decision = LagAwareSticky.assign(cluster);
             nanos.add(System.nanoTime() - start);
+            cpuNanos.add(threads.getCurrentThreadCpuTime() - cpuStart);
         }
-        return decisionJson(decision, repeat == 1 ? nanos.get(0) : nanos);
+        Map<String, Object> answer = decisionJson(decision, repeat == 1 ? nanos.get(0) : nanos);
+        answer.put("cpu_nanos", repeat == 1 ? cpuNanos.get(0) : cpuNanos);
+        return answer;
     }
 
     static Map<String, Object> decisionJson(Decision decision, Object nanos) {
