@@ -18,16 +18,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from devtools.paths import CORPORA
 
 REPO = Path(__file__).resolve().parents[1]
 
 # Hypothesis profiles of the test tiers (tests/tiers.py): "full" is hypothesis' defaults (make
-# test, CI); "fast" draws fewer examples (make test-fast passes --hypothesis-profile=fast).
-settings.register_profile("full", settings())
-settings.register_profile("fast", max_examples=20)
+# test, CI; loaded unless --hypothesis-profile names another); "fast" draws fewer examples (make
+# test-fast passes --hypothesis-profile=fast). Neither checks wall time: hypothesis' 200 ms
+# deadline per example and its too_slow health check (1 s to generate inputs) are assertions on
+# wall time, which a shared 2-core machine under load breaks at random (a faust codec test failed
+# too_slow at load average 44 in the flake hunt, docs/reliability.md).
+WALL_TIME_OFF = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("full", WALL_TIME_OFF)
+settings.register_profile("fast", WALL_TIME_OFF, max_examples=20)
+settings.load_profile("full")
 
 
 @pytest.fixture(scope="session")
