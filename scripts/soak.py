@@ -303,7 +303,7 @@ def markdown(stage: str, rows: list[dict[str, object]], args: argparse.Namespace
     lines = [
         begin,
         f"Last run: {when}, `scripts/soak.py {' '.join(args.argv) or '(defaults)'}` on the "
-        "shared 2-core machine.",
+        f"shared 2-core machine, load average {os.getloadavg()[1]:.0f} at the end (5 min).",
         "",
         "| what | seeds / tests | states | rebalances | violations | wall time |",
         "|---|---:|---:|---:|---:|---:|",
@@ -317,7 +317,9 @@ def markdown(stage: str, rows: list[dict[str, object]], args: argparse.Namespace
         if stage == "e2e":
             lines.append(
                 f"\n{row['matched']}/{row['states']} first decisions matched, "
-                f"{row['settled_matched']}/{row['states']} settled assignments matched."
+                f"{row['settled_matched']}/{row['states']} settled assignments matched (the "
+                "states column counts random fleets; a settled assignment may differ after\n"
+                "further cooperative rebalances, `docs/e2e.md`)."
             )
     for row in rows:
         for example in row["examples"]:  # type: ignore[attr-defined]
