@@ -10,6 +10,7 @@ Usage::
 
     .venv/bin/python scripts/repeat_tests.py --runs 20
     .venv/bin/python scripts/repeat_tests.py --runs 5 tests/clients/test_real_broker.py
+    .venv/bin/python scripts/repeat_tests.py --from-reports /tmp/a /tmp/b   # runs done earlier
 """
 
 from __future__ import annotations
@@ -54,13 +55,48 @@ def outcomes(report: Path) -> dict[str, str | None]:
     return found
 
 
+def summary(runs_of: dict[str, list[str | None]]) -> int:
+    """Print each test's ``passed/runs`` and its failures; return the failures counted."""
+    flaky = 0
+    for name in sorted(runs_of):
+        results = runs_of[name]
+        passed = sum(problem is None for problem in results)
+        print(f"{passed}/{len(results)} {name}")
+        for run, problem in enumerate(results, start=1):
+            if problem is not None and problem != "skipped":
+                flaky += 1
+                print(f"    run {run}: {problem}")
+    return flaky
+
+
+def from_reports(folders: list[Path]) -> int:
+    """Summarise the ``run*.xml`` reports already in ``folders`` (runs stopped or split)."""
+    runs_of: dict[str, list[str | None]] = defaultdict(list)
+    reports = sorted(r for folder in folders for r in folder.glob("run*.xml"))
+    for report in reports:
+        for name, problem in outcomes(report).items():
+            runs_of[name].append(problem)
+    flaky = summary(runs_of)
+    print(f"{len(runs_of)} tests, {len(reports)} reports, {flaky} failures")
+    return 1 if flaky else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=list(HEAVY))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--work", type=Path, default=Path("/tmp/streams-assign-repeat"))
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, one string")
+    parser.add_argument(
+        "--from-reports",
+        type=Path,
+        nargs="+",
+        metavar="WORK",
+        help="run nothing: summarise the run*.xml reports of earlier --work folders",
+    )
     args = parser.parse_args(argv)
+    if args.from_reports:
+        return from_reports(args.from_reports)
 
     args.work.mkdir(parents=True, exist_ok=True)
     runs_of: dict[str, list[str | None]] = defaultdict(list)
@@ -87,15 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.monotonic() - started
         print(f"run {run}: exit {done.returncode} in {seconds:.0f} s", flush=True)
 
-    flaky = 0
-    for name in sorted(runs_of):
-        results = runs_of[name]
-        passed = sum(problem is None for problem in results)
-        print(f"{passed}/{len(results)} {name}")
-        for run, problem in enumerate(results, start=1):
-            if problem is not None and problem != "skipped":
-                flaky += 1
-                print(f"    run {run}: {problem}")
+    flaky = summary(runs_of)
     print(f"{len(runs_of)} tests, {args.runs} runs, {flaky} failures")
     return 1 if flaky else 0
 

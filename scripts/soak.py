@@ -161,8 +161,15 @@ def run_chunk(job: tuple[str, int, int]) -> Tally:
     return tally
 
 
-def convergence(scenarios: int, workers: int, assignors: list[str]) -> list[dict[str, object]]:
-    """The convergence stage: one row per assignor."""
+def convergence(
+    scenarios: int, workers: int, assignors: list[str], deadline: float | None = None
+) -> list[dict[str, object]]:
+    """The convergence stage: one row per assignor.
+
+    Prints the running totals after every chunk of :data:`CHUNK` seeds. When ``deadline`` (a
+    :func:`time.monotonic` value) passes, the seeds not yet finished are dropped and the row
+    counts the chunks that finished (``stopped`` in the row says so).
+    """
     rows = []
     for assignor in assignors:
         started = time.monotonic()
@@ -170,12 +177,25 @@ def convergence(scenarios: int, workers: int, assignors: list[str]) -> list[dict
             (assignor, first, min(CHUNK, scenarios - first)) for first in range(0, scenarios, CHUNK)
         ]
         total = Tally()
+        stopped = False
         with multiprocessing.get_context("spawn").Pool(workers) as pool:
-            for tally in pool.imap_unordered(run_chunk, jobs):
-                total.add(tally)
+            results = pool.imap_unordered(run_chunk, jobs)
+            for _ in jobs:
+                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    total.add(results.next(timeout=wait))
+                except multiprocessing.TimeoutError:
+                    stopped = True
+                    break
+                print(
+                    f"  {assignor}: {total.scenarios}/{scenarios} seeds, {total.states} states, "
+                    f"{total.rebalances} rebalances, {total.violations} violations "
+                    f"({time.monotonic() - started:.0f} s)",
+                    flush=True,
+                )
         row = {
             "stage": "convergence",
-            "what": assignor,
+            "what": assignor + (f" (stopped at the deadline, of {scenarios})" if stopped else ""),
             "scenarios": total.scenarios,
             "states": total.states,
             "rebalances": total.rebalances,
@@ -283,7 +303,7 @@ def markdown(stage: str, rows: list[dict[str, object]], args: argparse.Namespace
     lines = [
         begin,
         f"Last run: {when}, `scripts/soak.py {' '.join(args.argv) or '(defaults)'}` on the "
-        "shared 2-core machine.",
+        f"shared 2-core machine, load average {os.getloadavg()[1]:.0f} at the end (5 min).",
         "",
         "| what | seeds / tests | states | rebalances | violations | wall time |",
         "|---|---:|---:|---:|---:|---:|",
@@ -297,7 +317,9 @@ def markdown(stage: str, rows: list[dict[str, object]], args: argparse.Namespace
         if stage == "e2e":
             lines.append(
                 f"\n{row['matched']}/{row['states']} first decisions matched, "
-                f"{row['settled_matched']}/{row['states']} settled assignments matched."
+                f"{row['settled_matched']}/{row['states']} settled assignments matched (the "
+                "states column counts random fleets; a settled assignment may differ after\n"
+                "further cooperative rebalances, `docs/e2e.md`)."
             )
     for row in rows:
         for example in row["examples"]:  # type: ignore[attr-defined]
@@ -317,6 +339,20 @@ def write_doc(stage: str, section: str, doc: Path) -> None:
 STAGES = ("convergence", "differential", "e2e")
 
 
+def shown_arguments(argv: list[str]) -> list[str]:
+    """The arguments the doc shows: those that change what was run (not ``--doc``'s path)."""
+    shown: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--doc":
+            skip = True
+        elif not arg.startswith("--doc=") and arg != "--no-doc":
+            shown.append(arg)
+    return shown
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stages", type=lambda s: s.split(","), default=list(STAGES))
@@ -331,16 +367,22 @@ def main(argv: list[str] | None = None) -> int:
         help="the differentials at their make-test sizes (a check of the stage, marked so)",
     )
     parser.add_argument("--e2e-runs", type=int, help="random fleets (the test's default: 8)")
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        help="stop the convergence stage after this many minutes, counting the chunks done",
+    )
     parser.add_argument("--doc", type=Path, default=DOC)
     parser.add_argument("--no-doc", action="store_true", help="print only")
     args = parser.parse_args(argv)
-    args.argv = sys.argv[1:] if argv is None else argv
+    args.argv = shown_arguments(sys.argv[1:] if argv is None else argv)
     unknown = [s for s in args.stages if s not in STAGES]
     if unknown:
         parser.error(f"--stages: unknown {unknown}; choose from {sorted(STAGES)}")
 
+    deadline = None if args.max_minutes is None else time.monotonic() + 60 * args.max_minutes
     runners = {
-        "convergence": lambda: convergence(args.scenarios, args.workers, args.assignors),
+        "convergence": lambda: convergence(args.scenarios, args.workers, args.assignors, deadline),
         "differential": lambda: differential(long=not args.short_differentials),
         "e2e": lambda: e2e(args.e2e_runs),
     }

@@ -1,11 +1,12 @@
 """The test tiers' hypothesis budgets: the full example counts in ``make test``, fewer in the
 edit loop.
 
-``tests/conftest.py`` registers two hypothesis profiles: ``full`` (hypothesis' defaults, what
-``make test`` and CI run) and ``fast`` (what ``make test-fast`` loads with
-``--hypothesis-profile=fast``). A test that sets its own ``max_examples`` passes it through
-:func:`examples`, so the explicit count holds in the full run and shrinks in the fast one; the
-property asserted is the same in both tiers, only the number of generated inputs differs.
+``tests/conftest.py`` registers two hypothesis profiles: ``full`` (hypothesis' defaults without
+its wall-time checks, what ``make test`` and CI run) and ``fast`` (what ``make test-fast``
+loads with ``--hypothesis-profile=fast``). A test that sets its own ``max_examples`` passes it
+through :func:`examples`, so the explicit count holds in the full run and shrinks in the fast
+one; the property asserted is the same in both tiers, only the number of generated inputs
+differs.
 """
 
 from __future__ import annotations

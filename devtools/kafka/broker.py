@@ -288,7 +288,12 @@ class KafkaBroker:
         props.write_text(
             "".join(f"{key}={value}\n" for key, value in self.server_properties().items())
         )
-        jvm = [java, self.heap, "-Xss1m", f"-Dlog4j.configuration=file:{log4j}", "-cp", cp]
+        # java.io.tmpdir in the broker's folder: the native libraries the JVM unpacks (lz4,
+        # snappy, zstd for compressed batches) go with the folder even when the JVM is killed.
+        jvm = [
+            java, self.heap, "-Xss1m", f"-Dlog4j.configuration=file:{log4j}",
+            f"-Djava.io.tmpdir={self.root}", "-cp", cp,
+        ]  # fmt: skip
         fmt = subprocess.run(
             [
                 *jvm,
@@ -475,10 +480,15 @@ class KafkaBroker:
         Raises
         ------
         KafkaToolError
-            On a time-out, or a non-zero exit status when ``check``.
+            On a time-out, a non-zero exit status when ``check``, or when the broker has no
+            folder (not started, or stopped: the tools' files live in its folder).
         """
+        if self.root is None:
+            raise KafkaToolError(f"{main_class}: the broker is not started")
         cp = classpath(self.jars)
-        log4j = Path(tempfile.gettempdir()) / "streams-assign-tools-log4j.properties"
+        # The tools' files live in the broker's folder (removed with it): their log4j config
+        # and whatever a JVM unpacks into java.io.tmpdir.
+        log4j = self.root / "tools-log4j.properties"
         if not log4j.exists():
             log4j.write_text(_LOG4J.format(level="WARN", loggers="").replace("=INFO", "=WARN"))
         command = [
@@ -487,6 +497,7 @@ class KafkaBroker:
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
             f"-Dlog4j.configuration=file:{log4j}",
+            f"-Djava.io.tmpdir={self.root}",
             *jvm_args,
             "-cp",
             cp,

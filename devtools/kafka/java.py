@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -165,7 +166,8 @@ class JavaBatch:
     cp:
         Its class path (see :func:`classpath`).
     jvm_args:
-        Extra JVM options; ``-Xmx512m`` by default.
+        Extra JVM options; ``-Xmx512m`` by default. ``java.io.tmpdir`` is set to
+        :func:`tempfile.gettempdir` (``TMPDIR``, which a JVM ignores), before these.
     args:
         Program arguments.
 
@@ -183,7 +185,9 @@ class JavaBatch:
         jvm_args: Sequence[str] = ("-Xmx512m",),
         args: Sequence[str] = (),
     ) -> None:
-        self.command = [java_executable(), *jvm_args, "-cp", cp, main_class, *args]
+        # java.io.tmpdir follows this process's temp folder (TMPDIR), which a JVM ignores.
+        tmpdir = f"-Djava.io.tmpdir={tempfile.gettempdir()}"
+        self.command = [java_executable(), tmpdir, *jvm_args, "-cp", cp, main_class, *args]
         self._process: subprocess.Popen[str] | None = None
         self._stderr: list[str] = []
         self._drain: threading.Thread | None = None
