@@ -22,6 +22,13 @@ upper bound of the driver's peak) and the 1-minute load average (the machine is 
 cell's results are appended to ``--json`` as soon as it finishes, so a long matrix keeps what
 finished; ``--drop-inputs`` deletes each generated history after its cell (100 M rows take
 about 1 GB of Parquet).
+DuckDB runs as a user runs it: ``--duckdb-threads`` (2) threads and its default memory limit
+(80 % of the machine's memory) unless ``--duckdb-memory`` is given. Engines: ``spark`` (what
+``streams-lag compute`` runs), ``spark-cache`` (the earlier plan, the restore table from the
+cached per-snapshot rows, for comparison) and ``duckdb``. Before the cells it prints Spark's
+fixed costs in CPU and wall seconds (session start, first query, first Python worker:
+:func:`lag_benchmark.spark_fixed_costs`), and after them Spark's executor CPU seconds per job
+and kind of stage (:func:`stage_table`, from Spark's status store).
 The Spark session uses Spark's default driver memory (1 GB) unless ``--driver-memory`` is given;
 a run that fails (for instance ``OutOfMemoryError``) is printed as failed with its error line. A
 Spark warm-up run on the 1 M many-snapshot history comes first and is not reported.

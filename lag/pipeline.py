@@ -401,6 +401,7 @@ def run_compute(
     from lag.job.job import LAG_PLAIN_COLUMNS
     from lag.outputs.tables import write_table
     from lag.spark.session import get_spark
+    from lag.spark.sizing import local_input_bytes
     from streams_assign.formats.atomic import write_json_atomic
 
     outputs = [p for p in (request.lags_table, request.restore_table, request.errors_table) if p]
@@ -408,7 +409,11 @@ def run_compute(
     with stages.stage("checking inputs"):
         topology, membership = prepare(request)
     with stages.stage("starting Spark"):
-        session = spark or get_spark(request.master, driver_memory=request.driver_memory)
+        # Offset rows from state directories are one moment of checkpoints: counted as none.
+        input_bytes = local_input_bytes([*request.offsets, *request.end_offsets])
+        session = spark or get_spark(
+            request.master, driver_memory=request.driver_memory, input_bytes=input_bytes
+        )
     with stages.stage("reading inputs, planning tasks"):
         job = build_job(request, session, topology, membership)
     try:
