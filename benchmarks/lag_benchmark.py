@@ -30,6 +30,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -41,6 +42,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from lag_stages import stage_breakdown, stage_ids  # noqa: E402
 
 from lag.fleet.generate import generate  # noqa: E402
 from lag.fleet.history import snapshots_for_rows  # noqa: E402
@@ -186,13 +189,58 @@ class TreeCpuMeter:
         self.seconds = ticks / os.sysconf("SC_CLK_TCK") - own
 
 
+def spark_fixed_costs(
+    master: str, driver_memory: str | None = None
+) -> tuple[Any, dict[str, float]]:
+    """Start a Spark session and measure its fixed costs, in CPU seconds of every process (the
+    JVM, PySpark's daemon and workers, this process; :class:`TreeCpuMeter`) and wall seconds:
+    ``session`` (:func:`lag.spark.session.get_spark`: the JVM and the session), ``first_query``
+    (a first SQL aggregation: planning, code generation, the first tasks) and ``python_worker``
+    (a first ``mapInArrow``: PySpark's daemon, a worker, its imports of pyarrow). Returns the
+    session and ``{name: seconds}`` with ``<name>_cpu`` and ``<name>_wall`` keys."""
+    from lag.spark.session import get_spark
+
+    costs: dict[str, float] = {}
+    holder: dict[str, Any] = {}
+
+    def session() -> None:
+        holder["spark"] = get_spark(master, app_name="lag-benchmark", driver_memory=driver_memory)
+
+    def first_query() -> None:
+        holder["spark"].range(100_000).selectExpr("sum(id) AS s").collect()
+
+    def python_worker() -> None:
+        def same(batches: Any) -> Any:
+            yield from batches
+
+        holder["spark"].range(1000).mapInArrow(same, "id long").collect()
+
+    for name, step in (
+        ("session", session),
+        ("first_query", first_query),
+        ("python_worker", python_worker),
+    ):
+        started = time.perf_counter()
+        with TreeCpuMeter() as meter:
+            step()
+        costs[f"{name}_wall"] = round(time.perf_counter() - started, 2)
+        costs[f"{name}_cpu"] = round(meter.seconds, 2)
+    return holder["spark"], costs
+
+
 def run_spark(
     inputs: dict[str, Any],
     spark: Any,
     out: Path,
     persist: bool = True,
-) -> dict[str, float]:
+    restore_plan: str = "job",
+) -> dict[str, Any]:
     """The Spark job: lag table, then restore table.
+
+    ``restore_plan`` ``job`` runs what ``streams-lag compute`` runs (the job's own plan: the
+    restore table read back from the Parquet lag table, :meth:`lag.job.job.LagJob.restore_after`);
+    ``cache`` the earlier plan, kept for comparison: the per-snapshot rows cached and the restore
+    table computed from the cache (``persist`` as given).
 
     Returns ``lag`` and ``restore`` (wall seconds of the two steps), ``cpu`` (CPU seconds of
     this process, the JVM and its Python workers, exited workers included: :class:`TreeCpuMeter`)
@@ -219,15 +267,25 @@ def run_spark(
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     # The old reading (live processes only) beside the meter, to show what it missed.
     live0 = tree_cpu_seconds(jvm) + own_cpu_seconds()
+    before = stage_ids(spark)
+    context = spark.sparkContext
     with TreeCpuMeter() as meter:
         started = time.perf_counter()
+        context.setJobDescription("plan")
         topology, membership = prepare(request)
-        job = build_job(request, spark, topology, membership)
+        planned = request
+        if restore_plan == "cache":  # the job then sees no restore table to read back
+            planned = dataclasses.replace(request, restore_table=None)
+        job = build_job(planned, spark, topology, membership)
         assert request.lags_table and request.restore_table
+        context.setJobDescription("lag table")
         write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
         lag_done = time.perf_counter()
-        write_table(job.restore, request.restore_table)
+        context.setJobDescription("restore table")
+        restore = job.restore if restore_plan == "cache" else job.restore_after(request.lags_table)
+        write_table(restore, request.restore_table)
         restore_done = time.perf_counter()
+        context.setJobDescription(None)
     live = tree_cpu_seconds(jvm) + own_cpu_seconds() - live0
     job.unpersist()
     return {
@@ -235,6 +293,7 @@ def run_spark(
         "restore": restore_done - lag_done,
         "cpu": meter.seconds,
         "cpu_live_only": live,
+        "stages": stage_breakdown(spark, before),
     }
 
 
@@ -321,13 +380,23 @@ def duckdb_sql(inputs: dict[str, Any], out: Path) -> tuple[list[str], list[str]]
     return lag_step, restore_step
 
 
-def run_duckdb(inputs: dict[str, Any], out: Path, threads: int, memory: str) -> dict[str, float]:
-    """The same computations in DuckDB. Returns seconds per step."""
+def run_duckdb(
+    inputs: dict[str, Any], out: Path, threads: int, memory: str | None = None
+) -> dict[str, float]:
+    """The same computations in DuckDB, as a user runs them: ``threads`` threads and DuckDB's
+    default memory limit (80 % of the machine's memory) unless ``memory`` is given.
+
+    Returns ``lag`` and ``restore`` (wall seconds of the two steps) and ``cpu`` (CPU seconds of
+    this process, where DuckDB runs all its threads).
+    """
     import duckdb
 
     inputs = {**inputs, "stores": {int(k): v for k, v in inputs["stores"].items()}}
     lag_step, restore_step = duckdb_sql(inputs, out)
-    connection = duckdb.connect(config={"threads": threads, "memory_limit": memory})
+    config: dict[str, Any] = {"threads": threads}
+    if memory:
+        config["memory_limit"] = memory
+    connection = duckdb.connect(config=config)
     connection.execute(f"SET temp_directory = '{out}/duckdb-tmp'")
     timings = {}
     cpu0 = own_cpu_seconds()
@@ -379,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--shuffle-partitions", type=int, default=8)
     parser.add_argument("--duckdb-threads", type=int, default=2)
-    parser.add_argument("--duckdb-memory", default="6GB")
+    parser.add_argument("--duckdb-memory", help="DuckDB's memory_limit (default: DuckDB's own)")
     parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--engines", default="spark,duckdb")
     parser.add_argument(

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             lag_benchmark.run_spark(inputs, spark, out)
         finally:
             spark.stop()
-        lag_benchmark.run_duckdb(inputs, out, threads=2, memory="2GB")
+        lag_benchmark.run_duckdb(inputs, out, threads=2)
         connection = duckdb.connect()
         same = left_over(
             connection,

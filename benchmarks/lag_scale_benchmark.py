@@ -22,6 +22,13 @@ upper bound of the driver's peak) and the 1-minute load average (the machine is 
 cell's results are appended to ``--json`` as soon as it finishes, so a long matrix keeps what
 finished; ``--drop-inputs`` deletes each generated history after its cell (100 M rows take
 about 1 GB of Parquet).
+DuckDB runs as a user runs it: ``--duckdb-threads`` (2) threads and its default memory limit
+(80 % of the machine's memory) unless ``--duckdb-memory`` is given. Engines: ``spark`` (what
+``streams-lag compute`` runs), ``spark-cache`` (the earlier plan, the restore table from the
+cached per-snapshot rows, for comparison) and ``duckdb``. Before the cells it prints Spark's
+fixed costs in CPU and wall seconds (session start, first query, first Python worker:
+:func:`lag_benchmark.spark_fixed_costs`), and after them Spark's executor CPU seconds per job
+and kind of stage (:func:`stage_table`, from Spark's status store).
 The Spark session uses Spark's default driver memory (1 GB) unless ``--driver-memory`` is given;
 a run that fails (for instance ``OutOfMemoryError``) is printed as failed with its error line. A
 Spark warm-up run on the 1 M many-snapshot history comes first and is not reported.
@@ -146,12 +153,13 @@ def run_cell(
         out.mkdir(parents=True)
         load = os.getloadavg()[0]
         try:
-            if engine == "spark":
+            if engine.startswith("spark"):
                 assert spark is not None
                 reset_peak(spark)
                 # A floor of 2 x cores; the job raises it by input volume.
                 spark.conf.set("spark.sql.shuffle.partitions", "4")
-                t = lag_benchmark.run_spark(inputs, spark, out)
+                plan = "cache" if engine == "spark-cache" else "job"
+                t = lag_benchmark.run_spark(inputs, spark, out, restore_plan=plan)
                 t["peak_heap_mb"] = round(peak_heap_mb(spark))
                 t["peak_old_gen_mb"] = round(peak_old_gen_mb(spark))
             else:
@@ -179,7 +187,7 @@ def run_cell(
                 result["x_duckdb"] = round(t["total"] / duck["total"], 2)
                 result["x_duckdb_cpu"] = round(t["cpu"] / max(duck["cpu"], 0.01), 2)
         results.append(result)
-        print(f"  {json.dumps(result)}", flush=True)
+        print(f"  {json.dumps({k: v for k, v in result.items() if k != 'stages'})}", flush=True)
     return results
 
 
@@ -206,6 +214,37 @@ def markdown_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def stage_table(results: list[dict[str, Any]]) -> str:
+    """Spark's executor CPU seconds per job and kind of stage (:func:`lag_benchmark.stage_kind`),
+    one column per cell, as Markdown."""
+    cells = [r for r in results if r.get("stages")]
+    keys: list[tuple[str, str]] = []
+    for r in cells:
+        for g in r["stages"]:
+            if (g["job"], g["kind"]) not in keys:
+                keys.append((g["job"], g["kind"]))
+    head = " | ".join(f"{r['shape']} {r['rows'] / 1e6:.0f} M" for r in cells)
+    lines = [
+        f"| job | stages | {head} |",
+        "|---|---|" + "---:|" * len(cells),
+    ]
+    for job, kind in keys:
+        values = []
+        for r in cells:
+            found = [g for g in r["stages"] if (g["job"], g["kind"]) == (job, kind)]
+            values.append(
+                " ".join(
+                    f"{g['cpu_s']:.1f}"
+                    + (f" (spill {g['spill_mb']:.0f} MB)" if g["spill_mb"] else "")
+                    for g in found
+                )
+            )
+        lines.append(f"| {job} | {kind} | " + " | ".join(values) + " |")
+    totals = " | ".join(f"{sum(g['cpu_s'] for g in r['stages']):.1f}" for r in cells)
+    lines.append(f"| all stages | executor CPU s | {totals} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e6,1e7", help="offset rows, comma separated")
@@ -213,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", help="default: Spark's (1g)")
     parser.add_argument("--duckdb-threads", type=int, default=2)
-    parser.add_argument("--duckdb-memory", default="4GB")
+    parser.add_argument(
+        "--duckdb-memory", help="DuckDB's memory_limit (default: DuckDB's own, as a user runs it)"
+    )
     parser.add_argument("--engines", default="spark,duckdb")
     parser.add_argument("--work", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
@@ -227,10 +268,16 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
 
     spark = None
-    if "spark" in engines:
-        from lag.spark.session import get_spark
-
-        spark = get_spark(args.master, app_name="lag-scale", driver_memory=args.driver_memory)
+    if any(e.startswith("spark") for e in engines):
+        spark, fixed = lag_benchmark.spark_fixed_costs(args.master, args.driver_memory)
+        print(
+            "Spark's fixed costs, CPU s (wall s): "
+            + ", ".join(
+                f"{name.replace('_', ' ')} {fixed[name + '_cpu']} ({fixed[name + '_wall']})"
+                for name in ("session", "first_query", "python_worker")
+            ),
+            flush=True,
+        )
         print(
             f"Spark {spark.version} {args.master}, driver memory "
             f"{spark.sparkContext.getConf().get('spark.driver.memory', '1g (default)')}, "
@@ -258,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(inputs["folder"], ignore_errors=True)
 
     print(markdown_table(results))
+    print(stage_table(results))
     return 0
 
 

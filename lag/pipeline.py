@@ -314,7 +314,7 @@ def build_job(
     LagInputError
         When a row input cannot be read, or the end offsets name no changelog of the topology.
     """
-    from lag.job.job import compute_lags
+    from lag.job.job import compute_lags, reads_restore_from_lags
     from lag.sources.checkpoints import collect_state_dirs
     from lag.spark.readers import offset_rows_dataframe, read_end_offsets, read_offset_rows
     from streams_assign.model import AssignmentConfigs
@@ -343,7 +343,9 @@ def build_job(
         rate_window=request.rate_window,
         errors=errors,
         end_source=" ".join(request.end_offsets),
-        persist=request.persist,
+        # Restore read back from the Parquet lag table: nothing left for a cache to serve.
+        persist=request.persist
+        and not reads_restore_from_lags(request.lags_table, request.restore_table),
     )
 
 
@@ -399,6 +401,7 @@ def run_compute(
     from lag.job.job import LAG_PLAIN_COLUMNS
     from lag.outputs.tables import write_table
     from lag.spark.session import get_spark
+    from lag.spark.sizing import local_input_bytes
     from streams_assign.formats.atomic import write_json_atomic
 
     outputs = [p for p in (request.lags_table, request.restore_table, request.errors_table) if p]
@@ -406,7 +409,11 @@ def run_compute(
     with stages.stage("checking inputs"):
         topology, membership = prepare(request)
     with stages.stage("starting Spark"):
-        session = spark or get_spark(request.master, driver_memory=request.driver_memory)
+        # Offset rows from state directories are one moment of checkpoints: counted as none.
+        input_bytes = local_input_bytes([*request.offsets, *request.end_offsets])
+        session = spark or get_spark(
+            request.master, driver_memory=request.driver_memory, input_bytes=input_bytes
+        )
     with stages.stage("reading inputs, planning tasks"):
         job = build_job(request, session, topology, membership)
     try:
@@ -422,7 +429,7 @@ def run_compute(
                 write_table(job.lags, request.lags_table, plain_columns=LAG_PLAIN_COLUMNS)
         if request.restore_table:
             with stages.stage(f"writing restore table {request.restore_table}"):
-                write_table(job.restore, request.restore_table)
+                write_table(job.restore_after(request.lags_table), request.restore_table)
         if request.errors_table:
             with stages.stage(f"writing errors table {request.errors_table}"):
                 write_table(job.errors(), request.errors_table, single_file=True)

@@ -40,7 +40,7 @@ from lag.job.offset_sums import (
     records_behind,
     snapshot_sums,
 )
-from lag.job.restore import restore_table
+from lag.job.restore import restore_table, restore_table_from_lags
 from lag.job.row_keys import LONG_MIN, decode, member_process_keys, scan_process_keys
 from lag.kafka_rules import LONG_MAX
 from lag.sources.members import Membership
@@ -58,6 +58,7 @@ __all__ = [
     "LAG_TABLE_COLUMNS",
     "LagJob",
     "compute_lags",
+    "reads_restore_from_lags",
 ]
 
 #: Columns of the lag table (one row per snapshot, process and task), see docs/lag.md.
@@ -208,6 +209,33 @@ class LagJob:
             self.process_keys,
             self.configs.acceptable_recovery_lag,
             self.rate_window,
+        )
+
+    def restore_after(self, lags_table: str | None) -> DataFrame:
+        """The restore table, read back from the lag table written at ``lags_table`` when it is
+        Parquet (:func:`reads_restore_from_lags`), else :attr:`restore`.
+
+        The read-back is the plan when the job writes both tables: the lag table is then
+        computed once, straight from the merge, and the restore table scans seven of its
+        Parquet columns (:func:`lag.job.restore.restore_table_from_lags`), where the cached
+        plan encodes every per-snapshot row into Spark's columnar cache and reads it twice.
+
+        Parameters
+        ----------
+        lags_table:
+            Where :attr:`lags` was written (a folder, one ``.parquet`` file or a remote path),
+            or None when it was not.
+
+        Returns
+        -------
+        pyspark.sql.DataFrame
+            :data:`lag.job.restore.RESTORE_TABLE_COLUMNS`, the same rows either way.
+        """
+        if lags_table is None or not reads_restore_from_lags(lags_table, "restore"):
+            return self.restore
+        written = self.spark.read.schema(self.lags.schema).parquet(lags_table)
+        return restore_table_from_lags(
+            written, self.configs.acceptable_recovery_lag, self.rate_window
         )
 
     def errors(self) -> DataFrame:
@@ -388,6 +416,27 @@ def compute_lags(
         shuffle_partitions=sizing.shuffle_partitions,
         split_bytes=sizing.split_bytes,
     )
+
+
+def reads_restore_from_lags(lags_table: str | None, restore_table: str | None) -> bool:
+    """Whether the restore table is read back from the lag table (the job's plan when it writes
+    both and the lag table is Parquet, :meth:`LagJob.restore_after`); the per-snapshot rows are
+    then not cached.
+
+    Parameters
+    ----------
+    lags_table, restore_table:
+        The requested outputs' paths (None = not written).
+
+    Returns
+    -------
+    bool
+        True when both are given and ``lags_table``'s format is Parquet
+        (:func:`lag.outputs.tables.table_format`).
+    """
+    from lag.outputs.tables import table_format
+
+    return bool(lags_table and restore_table) and table_format(str(lags_table)) == "parquet"
 
 
 def check_job_arguments(application_id: str, membership: Membership, rate_window: int) -> None:

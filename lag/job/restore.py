@@ -81,6 +81,50 @@ def restore_table(
     return _restore_columns(decode(latest, process_keys), acceptable_recovery_lag)
 
 
+def restore_table_from_lags(
+    lags: DataFrame, acceptable_recovery_lag: int, rate_window: int
+) -> DataFrame:
+    """The restore table from the lag table's rows, as :func:`restore_table` computes it from the
+    per-snapshot rows.
+
+    The lag table carries every column the restore table needs (``snapshot_time``, null for a
+    timeless snapshot, ``offset_sum``, ``end_offset_sum``, ``lag``, ``records_behind``) with the
+    process id and task decoded, so the job reads the restore table from the lag table it has
+    just written (a scan of seven Parquet columns) instead of caching the per-snapshot rows
+    (:meth:`lag.job.job.LagJob.restore_after`).
+
+    Parameters
+    ----------
+    lags:
+        Lag-table rows (:data:`lag.job.job.LAG_TABLE_COLUMNS`), for instance read back from the
+        Parquet the job wrote.
+    acceptable_recovery_lag:
+        ``acceptable.recovery.lag`` (records).
+    rate_window:
+        Snapshots spanned by the rates (>= 2).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        :data:`RESTORE_TABLE_COLUMNS`, one row per (process, task): the same rows as
+        :func:`restore_table` on the snapshots the lag table was made from.
+    """
+    from pyspark.sql import functions as F
+
+    rows = lags.select(
+        "process_id",
+        F.col("subtopology").alias("sub"),
+        F.col("partition").alias("part"),
+        F.coalesce(F.col("snapshot_time"), F.lit(LONG_MAX)).alias("time_key"),
+        "offset_sum",
+        "end_offset_sum",
+        "lag",
+        F.col("records_behind").alias("behind"),
+    )
+    latest = _latest_and_rates(rows, ["process_id", "sub", "part"], rate_window)
+    return _restore_columns(latest, acceptable_recovery_lag)
+
+
 def _latest_and_rates(rows: DataFrame, keys: list[str], rate_window: int) -> DataFrame:
     """Per ``keys``: count, first and latest snapshot, and the point ``rate_window - 1`` back."""
     from pyspark.sql import functions as F

@@ -23,12 +23,44 @@ DEFAULT_MASTER = "local[*]"
 #: per-snapshot table, Tungsten pages), for which G1's concurrent marking burnt about 11 % of
 #: the job's CPU time at 30 M offset rows (docs/lag.md, "Where the time goes now").
 LOCAL_JVM_OPTIONS = "-XX:+UseParallelGC"
+#: Most bytes of input files (offset and end-offset rows) for which a new local session runs
+#: the JIT's first tier only (:data:`SMALL_INPUT_JVM_OPTIONS`): about 1.5 M offset rows of
+#: Parquet. Measured on the 1 M many-snapshot history (11.3 MB of files), cold runs of session,
+#: first query, first Python worker and job: 33.0-38.6 CPU-s against 49.7-52.8 with both tiers
+#: (docs/lag.md, *Twelfth pass*); larger inputs keep both tiers until measured.
+SMALL_INPUT_BYTES = 16 * 1024 * 1024
+#: JVM options added for small inputs: C1 only. The C2 compiler's work (about 20 CPU-s per run
+#: at 30 M rows, docs/lag.md) does not pay for itself on a run this short.
+SMALL_INPUT_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 #: log4j2 settings of local sessions: warnings only, without the start-up notices.
 LOG_CONFIG = Path(__file__).parents[1] / "data" / "log4j2.properties"
 
 
+def local_jvm_options(input_bytes: int | None = None) -> str:
+    """JVM options of a new local session for ``input_bytes`` of input files.
+
+    Parameters
+    ----------
+    input_bytes:
+        Bytes of the job's input files (:func:`lag.spark.sizing.local_input_bytes`), None when
+        unknown.
+
+    Returns
+    -------
+    str
+        :data:`LOCAL_JVM_OPTIONS`, plus :data:`SMALL_INPUT_JVM_OPTIONS` when ``input_bytes`` is
+        known and at most :data:`SMALL_INPUT_BYTES`.
+    """
+    if input_bytes is not None and input_bytes <= SMALL_INPUT_BYTES:
+        return f"{LOCAL_JVM_OPTIONS} {SMALL_INPUT_JVM_OPTIONS}"
+    return LOCAL_JVM_OPTIONS
+
+
 def get_spark(
-    master: str | None = None, app_name: str = "streams-lag", driver_memory: str | None = None
+    master: str | None = None,
+    app_name: str = "streams-lag",
+    driver_memory: str | None = None,
+    input_bytes: int | None = None,
 ) -> SparkSession:
     """Return the active Spark session, or start one.
 
@@ -42,6 +74,9 @@ def get_spark(
         Application name shown by the cluster manager.
     driver_memory:
         ``spark.driver.memory`` for a new local session (ignored when a JVM already runs).
+    input_bytes:
+        Bytes of the job's input files, None when unknown: a new local session for a small
+        input runs the JIT's first tier only (:func:`local_jvm_options`).
 
     Returns
     -------
@@ -81,7 +116,7 @@ def get_spark(
         # pyarrow and numpy, rather than whatever ``python3`` is first on PATH (PySpark's
         # SparkContext reads only the environment variable).
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        options = LOCAL_JVM_OPTIONS
+        options = local_jvm_options(input_bytes)
         if LOG_CONFIG.exists():
             options = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} {options}"
         builder = builder.config("spark.driver.extraJavaOptions", options)

@@ -196,6 +196,35 @@ def merge_partitions_for(stacked_bytes: int, configured: int) -> int | None:
     return max(configured, min(wanted, MAX_SHUFFLE_PARTITIONS))
 
 
+def local_input_bytes(paths: list[str]) -> int | None:
+    """Bytes of the local files at ``paths`` (files, or folders summed recursively).
+
+    Parameters
+    ----------
+    paths:
+        Input paths as given (``file://`` allowed).
+
+    Returns
+    -------
+    int or None
+        The total, or None when a path is remote (``hdfs://``, ``s3a://``) or missing.
+    """
+    from pathlib import Path
+
+    total = 0
+    for path in paths:
+        if "://" in path and not path.startswith("file://"):
+            return None
+        local = Path(path.removeprefix("file://"))
+        if local.is_file():
+            total += local.stat().st_size
+        elif local.is_dir():
+            total += sum(f.stat().st_size for f in local.rglob("*") if f.is_file())
+        else:
+            return None
+    return total
+
+
 @dataclass(frozen=True)
 class JobSizing:
     """What :func:`size_session` set on the session for one job.
