@@ -83,7 +83,11 @@ KAFKA_44_CONFIGS = {
     "group.streams.assignors": "org.apache.kafka.coordinator.group.streams.assignor."
     "StickyTaskAssignor,io.streamsassign.assignor.LagAwareStickyGroupAssignor",
 }
-KAFKA_44_LOG_LEVELS = {"org.apache.kafka.coordinator.group": "DEBUG", "io.streamsassign": "DEBUG"}
+KAFKA_44_LOG_LEVELS = {
+    "org.apache.kafka.coordinator.group": "DEBUG",
+    "io.streamsassign": "DEBUG",
+    "kafka.request.logger": "DEBUG",
+}
 
 
 @pytest.fixture(scope="session")
