@@ -287,7 +287,9 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
     -------
     dict
         ``computations`` (count), ``replayed_equal`` (count), ``chain_first_equal`` (bool),
-        ``threads_checked`` (count) and ``differences`` (list of one-line strings).
+        ``threads_checked`` (count), ``differences`` (list of one-line strings),
+        ``watcher_offsets_differ`` / ``watcher_replay_differs`` (computations where the 300 ms
+        watcher's offsets differed from the request log's / would have given another target).
     """
     phase = run.phases[index]
     end = run.phases[index + 1].log_start if index + 1 < len(run.phases) else None
@@ -301,7 +303,7 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
     standbys = int(phase.before.configs["streams.num.standby.replicas"] or 0)
     differences: list[str] = []
     equal = 0
-    watcher_differs = 0
+    watcher_differs = watcher_wrong = 0
     for c in comps:
         offsets, differs = offsets_at(run, c)
         watcher_differs += differs
@@ -309,6 +311,11 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
         diff = _differences(c, assign_streams_group(state).members, "replay")
         equal += not diff
         differences += diff
+        if differs:  # reported only: would the watcher's offsets have given the broker's target?
+            watched = computation_state(
+                c, phase.before.topology, standbys, watched_offsets_at(run, c)
+            )
+            watcher_wrong += bool(_differences(c, assign_streams_group(watched).members, "w"))
     # The chain, predicted from the description before the change (new ids as they were drawn).
     first = comps[0]
     before_state = streams_group_state(phase.before)
@@ -378,6 +385,7 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
         "first_members": len(first.members),
         "threads_checked": threads,
         "watcher_offsets_differ": watcher_differs,
+        "watcher_replay_differs": watcher_wrong,
         "differences": differences,
         "chain_computations": len(chain.computations),
         "held_compared": held_compared,
