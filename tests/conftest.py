@@ -86,16 +86,23 @@ KAFKA_44_CONFIGS = {
     "group.streams.min.heartbeat.interval.ms": 500,
     "group.streams.heartbeat.interval.ms": 1000,
     "group.streams.initial.rebalance.delay.ms": 0,
-    # Members report task offsets when they join and then at most every interval (10 minutes
-    # here); further reports were still seen, so the scenarios take each computation's offsets
-    # from descriptions taken every 300 ms (docs/e2e.md).
+    # Members report task offsets when they join, whenever their reconciled assignment changed
+    # and every interval (10 minutes here, so never within a test); the scenarios read every
+    # report from the request log (KAFKA_44_LOG_LEVELS, docs/e2e.md).
     "group.streams.task.offset.interval.ms": 600_000,
     # Kafka's sticky assignor stays the default; a group may pick the plug-in (KIP-1357,
     # docs/plugins.md) with streams.assignor.name=lag_aware_sticky.
     "group.streams.assignors": "org.apache.kafka.coordinator.group.streams.assignor."
     "StickyTaskAssignor,io.streamsassign.assignor.LagAwareStickyGroupAssignor",
 }
-KAFKA_44_LOG_LEVELS = {"org.apache.kafka.coordinator.group": "DEBUG", "io.streamsassign": "DEBUG"}
+#: The coordinator's computations and members' states; the request logger writes every request
+#: with its body (the streams heartbeats' task offsets, read by
+#: ``lag.sources.streams_group_log.read_heartbeat_log``).
+KAFKA_44_LOG_LEVELS = {
+    "org.apache.kafka.coordinator.group": "DEBUG",
+    "io.streamsassign": "DEBUG",
+    "kafka.request.logger": "DEBUG",
+}
 
 
 @pytest.fixture(scope="session")

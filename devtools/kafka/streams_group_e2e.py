@@ -26,10 +26,13 @@ thread runs once the group is stable. :func:`check_phase` then compares, for the
 3. the last computation with the description's target assignment and with what every thread
    runs.
 
-Task offsets are not in the broker's log and members report them again over time, so a
-:class:`~devtools.kafka.streams_group_live.DescribeWatcher` describes the group every 300 ms and
-each computation takes every member's last description before its log time
-(:func:`offsets_at`; see ``docs/e2e.md``).
+Task offsets are not in the coordinator's lines and members report them again whenever their
+reconciled assignment changes, so each computation takes every member's offsets from the
+heartbeats the broker's request logger wrote (``kafka.request.logger`` at DEBUG), in the order
+the broker processed them (:func:`offsets_at`; see ``docs/e2e.md``). A
+:class:`~devtools.kafka.streams_group_live.DescribeWatcher` still describes the group every
+300 ms; :func:`check_phase` counts the computations where its descriptions would have given
+other offsets (``watcher_offsets_differ``).
 """
 
 from __future__ import annotations
@@ -46,8 +49,10 @@ from devtools.kafka.streams_app import StreamsCluster
 from devtools.kafka.streams_group_live import DescribeWatcher, describe, set_group_configs
 from lag.sources.streams_group_describe import DescribedGroup, streams_group_state
 from lag.sources.streams_group_log import (
+    HeartbeatLog,
     TargetComputation,
     computation_state,
+    read_heartbeat_log,
     read_target_computations,
 )
 from streams_assign.assignors.streams_group_sticky import assign_streams_group
@@ -66,6 +71,7 @@ __all__ = [
     "reconciliation_bounds",
     "reconciliation_differences",
     "run_streams_group_scenarios",
+    "watched_offsets_at",
 ]
 
 
@@ -92,6 +98,7 @@ class StreamsGroupRun:
     log: str
     offsets: dict[str, dict[str, dict[int, int]]]
     watched: list[DescribedGroup] = field(default_factory=list)
+    heartbeats: HeartbeatLog | None = None
 
 
 def _log_lines(broker: KafkaBroker) -> int:
@@ -238,31 +245,39 @@ def _log_ms(stamp: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def offsets_at(
+def watched_offsets_at(
     run: StreamsGroupRun, computation: TargetComputation
-) -> tuple[dict[str, dict[str, dict[int, int]]], int]:
-    """Each member's offsets as last described before the computation's log time (the watcher
-    describes every 300 ms); a member not yet described then takes its first description after
-    it (counted in the second value: an input seen late)."""
+) -> dict[str, dict[str, dict[int, int]]]:
+    """Each member's offsets as the watcher last described them before the computation's log
+    time (its first description after it when none before): what the replay used before the
+    broker's request log was read, kept to count how often it differs from
+    :func:`offsets_at`."""
     at = _log_ms(computation.time)
     out: dict[str, dict[str, dict[int, int]]] = {}
-    late = 0
     for member in computation.members:
-        before = [
-            m
+        seen = [
+            (d.observed_at_ms is not None and d.observed_at_ms <= at, m)
             for d in run.watched
-            if d.observed_at_ms is not None and d.observed_at_ms <= at
             for m in d.members
             if m.member_id == member
         ]
-        if before:
-            out[member] = _offsets_of(before[-1])
-            continue
-        after = [m for d in run.watched for m in d.members if m.member_id == member]
-        if after:
-            out[member] = _offsets_of(after[0])
-            late += 1
-    return out, late
+        before = [m for early, m in seen if early]
+        if before or seen:
+            out[member] = _offsets_of(before[-1] if before else seen[0][1])
+    return out
+
+
+def offsets_at(
+    run: StreamsGroupRun, computation: TargetComputation
+) -> tuple[dict[str, dict[str, dict[int, int]]], int]:
+    """Each member's offsets as the broker held them at the computation, read from its
+    request log (:meth:`~lag.sources.streams_group_log.HeartbeatLog.offsets_at`); the second
+    value is 1 when the watcher's descriptions (:func:`watched_offsets_at`) would have given
+    other offsets, else 0."""
+    if run.heartbeats is None:
+        run.heartbeats = read_heartbeat_log(run.log, run.application_id, "server.log")
+    exact = run.heartbeats.offsets_at(computation)
+    return exact, int(bool(run.watched) and watched_offsets_at(run, computation) != exact)
 
 
 def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
@@ -272,7 +287,9 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
     -------
     dict
         ``computations`` (count), ``replayed_equal`` (count), ``chain_first_equal`` (bool),
-        ``threads_checked`` (count) and ``differences`` (list of one-line strings).
+        ``threads_checked`` (count), ``differences`` (list of one-line strings),
+        ``watcher_offsets_differ`` / ``watcher_replay_differs`` (computations where the 300 ms
+        watcher's offsets differed from the request log's / would have given another target).
     """
     phase = run.phases[index]
     end = run.phases[index + 1].log_start if index + 1 < len(run.phases) else None
@@ -286,14 +303,19 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
     standbys = int(phase.before.configs["streams.num.standby.replicas"] or 0)
     differences: list[str] = []
     equal = 0
-    late = 0
+    watcher_differs = watcher_wrong = 0
     for c in comps:
-        offsets, after = offsets_at(run, c)
-        late += after
+        offsets, differs = offsets_at(run, c)
+        watcher_differs += differs
         state = computation_state(c, phase.before.topology, standbys, offsets)
         diff = _differences(c, assign_streams_group(state).members, "replay")
         equal += not diff
         differences += diff
+        if differs:  # reported only: would the watcher's offsets have given the broker's target?
+            watched = computation_state(
+                c, phase.before.topology, standbys, watched_offsets_at(run, c)
+            )
+            watcher_wrong += bool(_differences(c, assign_streams_group(watched).members, "w"))
     # The chain, predicted from the description before the change (new ids as they were drawn).
     first = comps[0]
     before_state = streams_group_state(phase.before)
@@ -362,7 +384,8 @@ def check_phase(run: StreamsGroupRun, index: int) -> dict[str, Any]:
         "new_member_ids": list(new_ids),
         "first_members": len(first.members),
         "threads_checked": threads,
-        "offsets_seen_after": late,
+        "watcher_offsets_differ": watcher_differs,
+        "watcher_replay_differs": watcher_wrong,
         "differences": differences,
         "chain_computations": len(chain.computations),
         "held_compared": held_compared,

@@ -15,16 +15,23 @@ streams group (KIP-1071):
 
 :func:`read_target_computations` replays these lines: for each computation, the members the
 assignor saw (the keys of the logged target), in the order they joined, each with its process
-id and the tasks it held at that moment, and the target decided. Task offsets are not logged;
-:func:`computation_state` takes them from the Admin API's description
-(:mod:`lag.sources.streams_group_describe`).
+id and the tasks it held at that moment, and the target decided.
+
+The task offsets the assignor ranks standby candidates by are not in the coordinator's lines.
+With ``kafka.request.logger`` at DEBUG the broker logs every request it completed, with its
+body (``Completed request:{...}``): each ``STREAMS_GROUP_HEARTBEAT`` carries ``taskOffsets``
+when the member sends them (when joining, when its reconciled assignment changed, and each
+``taskOffsetIntervalMs``: Kafka 4.4's ``StreamsGroupHeartbeatRequestManager``).
+:class:`HeartbeatLog` reads them and :meth:`HeartbeatLog.offsets_at` gives each member's offsets
+as the broker held them when it made a computation (see there for how the order is decided).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lag.sources.streams_group_describe import MemberTasks, Tasks
 from streams_assign.errors import LagInputError
@@ -36,7 +43,13 @@ from streams_assign.streams_group import (
     java_string_order,
 )
 
-__all__ = ["TargetComputation", "computation_state", "read_target_computations"]
+__all__ = [
+    "HeartbeatLog",
+    "TargetComputation",
+    "computation_state",
+    "read_heartbeat_log",
+    "read_target_computations",
+]
 
 _PREFIX = r"^\[(?P<time>[^\]]+)\] \w+ \[GroupCoordinator[^\]]*\] \[GroupId (?P<group>[^\]]+)\]"
 _MEMBER = _PREFIX + r"\[MemberId (?P<member>[^\]]+)\] "
@@ -49,6 +62,10 @@ _STATE = re.compile(
     _MEMBER + r"Member's new assignment state: epoch=(?P<epoch>-?\d+), .*?"
     r"assignedTasks=\(active=\[(?P<a>[^\]]*)\], standby=\[(?P<s>[^\]]*)\], "
     r"warmup=\[(?P<w>[^\]]*)\]\)"
+)
+_STATE_OF = re.compile(_MEMBER + r"Member's new assignment state: ")
+_REQUEST = re.compile(
+    r"^\[[^\]]+\] DEBUG Completed request:(?P<body>\{.*\}) \(kafka\.request\.logger\)$"
 )
 _READY = re.compile(_MEMBER + r".*topology epoch \d+ is now initialized\.")
 _TARGET = re.compile(
@@ -207,3 +224,114 @@ def computation_state(
         members=tuple(members),
         meta={"kind": "broker-log", "epoch": computation.epoch, "line": computation.line},
     )
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """One streams group heartbeat the broker answered without error (``kafka.request.logger``).
+
+    Attributes
+    ----------
+    line:
+        1-based line of its ``Completed request`` in the log (written after the response).
+    response_epoch:
+        The member epoch the broker answered.
+    task_offsets:
+        ``subtopology -> partition -> offset sum`` sent, or None when the heartbeat sent none
+        (the broker then keeps the member's previous ones).
+    """
+
+    line: int
+    response_epoch: int
+    task_offsets: Mapping[str, Mapping[int, int]] | None
+
+
+@dataclass
+class HeartbeatLog:
+    """A group's heartbeats (per member, in log order) and the lines where the coordinator
+    logged a member's new assignment state (``StreamsGroupHeartbeat`` of KIP-1071)."""
+
+    heartbeats: dict[str, list[Heartbeat]] = field(default_factory=dict)
+    state_lines: dict[str, list[int]] = field(default_factory=dict)
+
+    def offsets_at(self, computation: TargetComputation) -> dict[str, dict[str, dict[int, int]]]:
+        """Each member's task offsets as the broker held them when it made ``computation``.
+
+        Kafka 4.4 computes a target inside one heartbeat's processing (the first after the
+        assignment interval, or the one that bumped the group epoch): it stores that member's
+        offsets, computes, then reconciles that member (its ``new assignment state`` line is
+        the first after the computation's). The broker keeps each member's latest offsets and
+        processes a group's events one at a time, so a member's offsets are those of its last
+        heartbeat processed before the computation, plus, for the member whose heartbeat made
+        it, that heartbeat's. A heartbeat logged (completed) before the computation's line was
+        processed before it. One logged after was processed after it when the member's state
+        line lies between the two (the first heartbeat after a new target changes the member's
+        state) or when the broker answered it the new epoch; otherwise before it (it waited for
+        the log's commit).
+        """
+        trigger = min(
+            (
+                (lines[i], member)
+                for member, lines in self.state_lines.items()
+                for i in range(len(lines))
+                if lines[i] > computation.line
+            ),
+            default=(0, ""),
+        )[1]
+        out: dict[str, dict[str, dict[int, int]]] = {}
+        for member in computation.members:
+            offsets: Mapping[str, Mapping[int, int]] = {}
+            states = self.state_lines.get(member, [])
+            for beat in self.heartbeats.get(member, []):
+                if beat.line > computation.line:
+                    if member == trigger:
+                        if beat.task_offsets is not None:
+                            offsets = beat.task_offsets
+                        break
+                    after = any(computation.line < s < beat.line for s in states)
+                    if after or beat.response_epoch >= computation.epoch:
+                        break
+                if beat.task_offsets is not None:
+                    offsets = beat.task_offsets
+            out[member] = {s: dict(p) for s, p in offsets.items()}
+        return out
+
+
+def read_heartbeat_log(text: str, group_id: str, source: str) -> HeartbeatLog:
+    """The streams group heartbeats of ``group_id`` the broker logged (``kafka.request.logger``
+    at DEBUG) and its members' state lines, numbered as :func:`read_target_computations` does.
+
+    Raises
+    ------
+    LagInputError
+        Naming ``source``: no heartbeat of the group (the request logger is not at DEBUG), or a
+        heartbeat whose body is not JSON.
+    """
+    log = HeartbeatLog()
+    for n, line in enumerate(text.splitlines(), start=1):
+        if m := _STATE_OF.match(line):
+            if m["group"] == group_id:
+                log.state_lines.setdefault(m["member"], []).append(n)
+            continue
+        if "STREAMS_GROUP_HEARTBEAT" not in line or not (m := _REQUEST.match(line)):
+            continue
+        try:
+            body = json.loads(m["body"])
+        except json.JSONDecodeError as exc:
+            raise LagInputError(f"{source}: line {n}: heartbeat not JSON: {exc}") from None
+        request, response = body["request"], body.get("response") or {}
+        if request.get("groupId") != group_id or response.get("errorCode", 0) != 0:
+            continue
+        offsets: dict[str, dict[int, int]] | None = None
+        if request.get("taskOffsets") is not None:
+            offsets = {}
+            for t in request["taskOffsets"]:
+                offsets.setdefault(t["subtopologyId"], {})[t["partition"]] = t["offset"]
+        beat = Heartbeat(n, int(response.get("memberEpoch", -1)), offsets)
+        log.heartbeats.setdefault(request["memberId"], []).append(beat)
+    if not log.heartbeats:
+        raise LagInputError(
+            f"{source}: no streams group heartbeat of group {group_id!r} (is "
+            "kafka.request.logger logged at DEBUG?)"
+        )
+    return log

@@ -46,6 +46,11 @@ def test_every_computation_of_the_scenario_predicted(
     streams_group_run: StreamsGroupRun, name: str, threads: int
 ) -> None:
     result = _phase(streams_group_run, name)
+    print(
+        f"{name}: {result['replayed_equal']} of {result['computations']} computations equal; "
+        f"the 300 ms watcher's offsets differed at {result['watcher_offsets_differ']}, "
+        f"its replay at {result['watcher_replay_differs']}"
+    )
     assert result["differences"] == [], result
     assert result["computations"] >= 1
     assert result["replayed_equal"] == result["computations"]
