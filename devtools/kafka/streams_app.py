@@ -463,10 +463,7 @@ class StreamsCluster:
         result = subprocess.run(
             [
                 java_executable(),
-                "-Xmx128m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                tmpdir_option(),
+                *("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", tmpdir_option()),
                 f"-Dlog4j.configuration=file:{self.log4j}",
                 "-cp",
                 self.cp,
