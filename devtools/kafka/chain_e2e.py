@@ -346,6 +346,7 @@ def run_chain(
     session_timeout_ms: int = 10_000,
     follow_up_ms: int = 1000,
     victim: int = 1,
+    kafka_version: str = "4.2",
 ) -> ChainRun:
     """Run one change end to end and return the planned chain beside the logged one.
 
@@ -367,6 +368,9 @@ def run_chain(
         ``plan --follow-up-ms``.
     victim:
         Index of the instance killed.
+    kafka_version:
+        The Kafka Streams version the instances run (``"4.2"`` or ``"4.4"``, classic rebalance
+        protocol either way), which must be the broker's.
 
     Raises
     ------
@@ -386,6 +390,7 @@ def run_chain(
         heartbeat_interval_ms=1000,
         app=CLICKS_APP,
         jmx=True,
+        kafka_version=kafka_version,
     )
     zones: dict[str, str] = {}
 

@@ -91,6 +91,16 @@ def classpath(*kinds: str, extra: Iterable[Path] = ()) -> str:
     return os.pathsep.join(parts)
 
 
+def tmpdir_option() -> str:
+    """The JVM option ``-Djava.io.tmpdir=<folder>`` naming this process's temp folder.
+
+    A JVM does not read ``TMPDIR``; this passes :func:`tempfile.gettempdir` (``TMPDIR`` when
+    set, e.g. the test session's own folder) on, so what a JVM unpacks there (native
+    libraries of compression codecs or RocksDB) lands where this process's temp files do.
+    """
+    return f"-Djava.io.tmpdir={tempfile.gettempdir()}"
+
+
 def java_executable(tool: str = "java") -> str:
     """Path of ``java`` or ``javac`` (``$JAVA_HOME/bin`` first, then ``PATH``).
 
@@ -185,9 +195,7 @@ class JavaBatch:
         jvm_args: Sequence[str] = ("-Xmx512m",),
         args: Sequence[str] = (),
     ) -> None:
-        # java.io.tmpdir follows this process's temp folder (TMPDIR), which a JVM ignores.
-        tmpdir = f"-Djava.io.tmpdir={tempfile.gettempdir()}"
-        self.command = [java_executable(), tmpdir, *jvm_args, "-cp", cp, main_class, *args]
+        self.command = [java_executable(), tmpdir_option(), *jvm_args, "-cp", cp, main_class, *args]
         self._process: subprocess.Popen[str] | None = None
         self._stderr: list[str] = []
         self._drain: threading.Thread | None = None

@@ -47,7 +47,7 @@ from devtools.kafka.apps import (
     AppSpec,
 )
 from devtools.kafka.broker import KAFKA_VERSIONS, KafkaBroker, free_port
-from devtools.kafka.java import classpath, compile_java, java_executable, kafka_lib
+from devtools.kafka.java import classpath, compile_java, java_executable, kafka_lib, tmpdir_option
 from devtools.kafka.restores import Restore, StandbyLoad, read_restores, read_standby_loads
 from devtools.paths import BUILD, KAFKA_SOURCES
 from streams_assign.errors import StreamsAssignError
@@ -463,9 +463,7 @@ class StreamsCluster:
         result = subprocess.run(
             [
                 java_executable(),
-                "-Xmx128m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
+                *("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", tmpdir_option()),
                 f"-Dlog4j.configuration=file:{self.log4j}",
                 "-cp",
                 self.cp,

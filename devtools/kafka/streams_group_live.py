@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools.kafka.broker import KafkaBroker, running_broker
-from devtools.kafka.java import java_executable, kafka_lib
+from devtools.kafka.java import java_executable, kafka_lib, tmpdir_option
 from devtools.paths import CORPORA, KAFKA_SOURCES
 from lag.sources.streams_group_describe import (
     DUMPER_FILE,
@@ -63,6 +63,7 @@ def describe_json(broker: KafkaBroker, group: str) -> str:
         [
             java_executable(),
             "-Xmx128m",
+            tmpdir_option(),
             "-cp",
             str(kafka_lib("lib-44") / "*"),
             str(DUMPER),
@@ -158,6 +159,7 @@ class DescribeWatcher:
             "-Xmx128m",
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
+            tmpdir_option(),
             "-Dlog4j.configuration=file:/dev/null",
             "-cp",
             str(kafka_lib("lib-44") / "*"),

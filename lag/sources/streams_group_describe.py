@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,6 +173,8 @@ def describe_streams_group(
         "-Xmx128m",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
+        # A JVM ignores TMPDIR: pass this process's temp folder on as java.io.tmpdir.
+        f"-Djava.io.tmpdir={tempfile.gettempdir()}",
         "-Dlog4j.configuration=file:/dev/null",
         "-cp",
         str(jars / "*"),

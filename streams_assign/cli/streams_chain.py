@@ -101,7 +101,11 @@ def report_chain(
         When the chain cannot be predicted (a process without members ...), naming ``source``.
     """
     from streams_assign.errors import UsageError
-    from streams_assign.simulation.streams_group_chain import id_dependence, predict_chain
+    from streams_assign.simulation.streams_group_chain import (
+        id_dependence,
+        predict_chain,
+        split_expiries,
+    )
 
     how: Any = reconciliation
     try:
@@ -113,11 +117,14 @@ def report_chain(
             if change.kind in ("join", "bounce") and not change.member_ids
             else [{"per_process": False, "per_thread": False}] * len(chain.computations)
         )
+        splits = split_expiries(state, change, reconciliation=how)
     except ValueError as exc:
         raise UsageError(f"{source}: {exc}") from None
     document = chain.to_json()
     for entry, dep in zip(document["computations"], depends, strict=True):
         entry["depends_on_new_ids"] = dep
+    if change.kind == "kill":
+        document["split_expiries"] = splits
     if as_json:
         print(json.dumps(document, indent=1))
         return 0
@@ -132,4 +139,21 @@ def report_chain(
             active = " ".join(f"{s}_{p}" for s, ps in target["active"].items() for p in ps)
             standby = " ".join(f"{s}_{p}" for s, ps in target["standby"].items() for p in ps)
             print(f"  {member}: active [{active}] standby [{standby}]")
+    if splits:
+        print(
+            "if the killed process's sessions expire apart, with a computation between them "
+            "(two computations):"
+        )
+        for split in splits:
+            same = (
+                "the same"
+                if split["final_equal_per_thread"]
+                else "the same per process, other per thread"
+                if split["final_equal_per_process"]
+                else "other per process"
+            )
+            print(
+                f"  {', '.join(split['first'])} fenced first: final target {same} "
+                f"({split['actives_on_other_members']} active(s) on other members)"
+            )
     return 0

@@ -23,7 +23,7 @@ from ortools.sat.python import cp_model
 
 from streams_assign.model import Assignment, ClientAssignment
 from streams_assign.optimal.costs import PlacementCosts
-from streams_assign.optimal.model import add_balance
+from streams_assign.optimal.model import add_balance, deal_stateless
 from streams_assign.optimal.restore_face import RestoreFace, assignment_of
 
 #: A face with more (task, client) candidates than this is left to the whole model.
@@ -214,19 +214,12 @@ class FaceModel:
         for (c, t), var in self.standby.items():
             if solver.boolean_value(var):
                 standby[c].append(t)
-        slots = [int(solver.value(v)) for v in self.count]
-        leftovers: list[int] = []
-        for g, (owners, members) in enumerate(self.groups):
-            queue = list(members)
-            for c in owners:
-                keep = int(solver.value(self.stay[c, g]))
-                active[c].extend(queue[:keep])
-                slots[c] -= keep
-                queue = queue[keep:]
-            leftovers.extend(queue)
-        for c in range(n_clients):
-            active[c].extend(leftovers[: slots[c]])
-            leftovers = leftovers[slots[c] :]
+        deal_stateless(
+            self.groups,
+            lambda c, g: int(solver.value(self.stay[c, g])),
+            [int(solver.value(v)) for v in self.count],
+            active,
+        )
         return assignment_of(costs, active, standby, "optimal_target")
 
 

@@ -23,7 +23,7 @@ ran them before, and are counted per client and per group of tasks with the same
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
@@ -503,20 +503,12 @@ class AssignmentModel:
                     active[active_client].append(t)
                 for c in standby_clients:
                     standby[c].append(t)
-        slots = [int(solver.value(v)) for v in self.stateless_count]
-        leftovers: list[int] = []
-        for g, (owners, members) in enumerate(self.groups):
-            queue = list(members)
-            for c in owners:
-                keep = int(solver.value(self.stateless_stay[c, g]))
-                active[c].extend(queue[:keep])
-                slots[c] -= keep
-                queue = queue[keep:]
-            leftovers.extend(queue)
-        leftovers.sort()
-        for c in range(n_clients):
-            take, leftovers = leftovers[: slots[c]], leftovers[slots[c] :]
-            active[c].extend(take)
+        deal_stateless(
+            self.groups,
+            lambda c, g: int(solver.value(self.stateless_stay[c, g])),
+            [int(solver.value(v)) for v in self.stateless_count],
+            active,
+        )
         tasks = costs.tasks
         clients = {
             pid: ClientAssignment(
@@ -1024,6 +1016,45 @@ class BalanceVariables:
         )
         for j, choice in enumerate(self.choices):
             model.add_hint(choice, int(j == chosen))
+
+
+def deal_stateless(
+    groups: Sequence[tuple[tuple[int, ...], list[int]]],
+    stays: Callable[[int, int], int],
+    slots: list[int],
+    active: list[list[int]],
+) -> None:
+    """Give the stateless tasks to clients as a solved model's counts say, in place.
+
+    Parameters
+    ----------
+    groups:
+        The stateless tasks grouped by their previous owners (:func:`_stateless_groups`): per
+        group the owners in order and the member task indices.
+    stays:
+        ``stays(client, group)``: how many of the group's tasks stay on that owner (the solved
+        stay variable).
+    slots:
+        Per client its solved number of stateless actives; consumed.
+    active:
+        Per client its active task indices; the stateless ones are appended.
+
+    Each owner keeps the first of its group's tasks up to its stay count; the tasks left over
+    go, in task index order, to the clients with slots left, in client order.
+    """
+    leftovers: list[int] = []
+    for g, (owners, members) in enumerate(groups):
+        queue = list(members)
+        for c in owners:
+            keep = stays(c, g)
+            active[c].extend(queue[:keep])
+            slots[c] -= keep
+            queue = queue[keep:]
+        leftovers.extend(queue)
+    leftovers.sort()
+    for c, slot in enumerate(slots):
+        take, leftovers = leftovers[:slot], leftovers[slot:]
+        active[c].extend(take)
 
 
 def _stateless_groups(costs: PlacementCosts) -> list[tuple[tuple[int, ...], list[int]]]:

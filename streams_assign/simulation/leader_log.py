@@ -3,7 +3,8 @@
 Kafka Streams' ``HighAvailabilityTaskAssignor`` logs each decision at INFO: "Decided on
 assignment: {<process id>=[activeTasks: ([...]) standbyTasks: ([...]) prevActiveTasks: ([...])
 prevStandbyTasks: ([...]) changelogOffsetTotalsByTask: ([...]) taskLagTotals: ([...]) ...],
-...} with [no] followup probing rebalance" (``ClientState#toString``, Kafka 3.x to 4.2). Each
+...} with [no] followup probing rebalance" (``ClientState#toString``; read from Kafka Streams
+4.2.1 and 4.4.0 leaders by ``tests/e2e/test_chain.py``). Each
 line therefore holds the assignor's whole per-client input (previous tasks, lag per stateful
 task) beside its output. :func:`read_decisions` parses such lines (a log file's other lines are
 skipped), with the "Client <process id> per-consumer assignment:" lines that follow each

@@ -7,7 +7,9 @@ that moment (``GroupMetadataManager``, ``TargetAssignmentBuilder``, KIP-1071):
 
 - **kill** (``kill -9``): the process's members stay until their session expires
   (``streams.session.timeout.ms``); then one computation without them. The survivors hold their
-  current tasks.
+  current tasks. The sessions of a process's threads expire apart when their last heartbeats
+  were apart; a computation between two expiries splits the kill in two
+  (``ChainChange.leaving_first``; :func:`split_expiries` lists every such split).
 - **leave** (a clean close, a scale-in): the same computation at once.
 - **join** of a process with N stream threads: its members join one at a time, a few ms apart.
   The first member triggers a computation (the others have not joined yet); the rest join within
@@ -51,6 +53,7 @@ __all__ = [
     "id_dependence",
     "kafka_member_id",
     "predict_chain",
+    "split_expiries",
 ]
 
 Reconciliation = Literal["full", "released-only"]
@@ -303,6 +306,92 @@ def id_dependence(
         }
         for i in range(len(first))
     ]
+
+
+#: Threads of a killed process up to which :func:`split_expiries` tries every first set; above
+#: it, one thread first at a time.
+SPLIT_SUBSETS_MAX_THREADS = 4
+
+
+def split_expiries(
+    state: StreamsGroupState,
+    change: ChainChange,
+    *,
+    reconciliation: Reconciliation = "released-only",
+) -> list[dict[str, Any]]:
+    """The kill's other chains: its process's sessions expiring apart, two computations.
+
+    Kafka's coordinator fences each member when its own session expires (from its own last
+    heartbeat) and computes a target when the group epoch moved and the assignment interval has
+    passed, so when a computation falls between two expiries the kill is two computations: the
+    first without the members already fenced, the next (an interval later) without the rest
+    (``docs/streams-group.md``: two threads fenced 257 ms apart gave two computations). For a
+    kill of a process with two or more members this re-runs :func:`predict_chain` with every
+    non-empty proper subset of its members fenced first (one member at a time above
+    :data:`SPLIT_SUBSETS_MAX_THREADS` threads) and compares the last computation's target
+    with the one-computation chain's.
+
+    Returns
+    -------
+    list of dict
+        Per split, in member-id order of the first set: ``first`` (member ids fenced first),
+        ``computations`` (2), ``final_equal_per_process`` (each surviving process gets the
+        same active and standby tasks), ``final_equal_per_thread`` (each surviving member
+        gets the same tasks) and ``actives_on_other_members`` (tasks whose active member
+        differs from the one-computation chain's final target). Empty for any other change
+        or a process of one member.
+
+    Raises
+    ------
+    ValueError
+        As :func:`predict_chain` does.
+    """
+    if change.kind != "kill" or change.leaving_first is not None:
+        return []
+    members = sorted(m.member_id for m in state.members if m.process_id == change.process_id)
+    if len(members) < 2:
+        return []
+    if len(members) <= SPLIT_SUBSETS_MAX_THREADS:
+        firsts = [
+            tuple(m for i, m in enumerate(members) if mask >> i & 1)
+            for mask in range(1, (1 << len(members)) - 1)
+        ]
+        firsts.sort(key=lambda f: (len(f), f))
+    else:
+        firsts = [(m,) for m in members]
+    whole = predict_chain(state, change, reconciliation=reconciliation).computations[-1]
+    base_process, base_thread = _views(whole, "", set())
+    base_active = _active_members(whole)
+    out = []
+    for first in firsts:
+        split = predict_chain(
+            state, replace(change, leaving_first=first), reconciliation=reconciliation
+        )
+        last = split.computations[-1]
+        per_process, per_thread = _views(last, "", set())
+        active = _active_members(last)
+        out.append(
+            {
+                "first": list(first),
+                "computations": len(split.computations),
+                "final_equal_per_process": per_process == base_process,
+                "final_equal_per_thread": per_thread == base_thread,
+                "actives_on_other_members": sum(
+                    1 for t, m in active.items() if base_active.get(t) != m
+                ),
+            }
+        )
+    return out
+
+
+def _active_members(c: Computation) -> dict[tuple[str, int], str]:
+    """Task (subtopology, partition) -> the member its target runs it on."""
+    return {
+        (s, p): member_id
+        for member_id, target in c.target.members.items()
+        for s, ps in target.active.items()
+        for p in ps
+    }
 
 
 def _views(c: Computation, new_process: str, new_ids: set[str]) -> tuple[Any, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,8 @@ class FakeCluster:
 
     def run(self, command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
         assert command[0] == "java" and command[-4].endswith("DescribeStreamsGroup.java")
+        # The dumper's JVM keeps its temp files in this process's temp folder (TMPDIR).
+        assert f"-Djava.io.tmpdir={tempfile.gettempdir()}" in command
         bootstrap, group = command[-3], command[-2]
         self.dumper_runs.append((bootstrap, group))
         if group not in self.groups:

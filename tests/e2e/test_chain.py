@@ -8,9 +8,10 @@ operator's view, and :mod:`devtools.kafka.chain_e2e` compares it with every deci
 leader logs (see docs/planning.md, "Kafka's rebalance chain").
 
 The short form (``make test``; 3 instances x 2 threads, 1 standby, same tags, to stay near 90 s
-of CI time) kills one instance with an ``acceptable.recovery.lag`` above every changelog's
-size: every client with or without state is caught up, so no warmup and no probing rebalance
-follows, and the chain is the first decision and its immediate follow-ups.
+of CI time; once on Kafka Streams 4.2.1 and once on 4.4.0, classic protocol) kills one instance
+with an ``acceptable.recovery.lag`` above every changelog's size: every client with or without
+state is caught up, so no warmup and no probing rebalance follows, and the chain is the first
+decision and its immediate follow-ups.
 The long forms (``STREAMS_ASSIGN_LONG=1``) use ``acceptable.recovery.lag=50``, so warmups and
 probing rebalances (60 s apart) take part: kill -9, and scale-out with ``--add-id``. At an
 immediate follow-up, what a replica placed a moment earlier reports (not yet initialised, part
@@ -55,11 +56,17 @@ def _assert_chain_equal(run: ChainRun, settled: bool) -> None:
     assert abs(chain["stable_ms"] - run.stable_ms) <= interval, _report(run)
 
 
+@pytest.mark.parametrize(
+    ("kafka_version", "broker_fixture"), [("4.2", "kafka_broker"), ("4.4", "kafka_broker_44")]
+)
 def test_kill_chain_without_warmups_equals_the_leaders_log(
-    kafka_broker: KafkaBroker, tmp_path: Path
+    request: pytest.FixtureRequest, tmp_path: Path, kafka_version: str, broker_fixture: str
 ) -> None:
+    # Kafka Streams 4.2.1 and 4.4.0 on the classic protocol, each on a broker of its version:
+    # the leader log's format (ClientState#toString, the per-consumer lines) is read the same.
+    broker: KafkaBroker = request.getfixturevalue(broker_fixture)
     run = run_chain(
-        kafka_broker,
+        broker,
         "kill",
         tmp_path / "kill",
         instances=3,
@@ -67,6 +74,7 @@ def test_kill_chain_without_warmups_equals_the_leaders_log(
         standbys=1,
         records=300,
         acceptable_recovery_lag=100_000,
+        kafka_version=kafka_version,
     )
     _assert_chain_equal(run, settled=False)
     _assert_chain_equal(run, settled=True)

@@ -6,7 +6,7 @@ import pytest
 
 from streams_assign.assignors import assign_group
 from streams_assign.assignors.lag_aware_sticky.streams_group import group_cluster_state
-from streams_assign.errors import UnknownAssignorError
+from streams_assign.errors import InvalidStreamsGroupError, UnknownAssignorError
 from streams_assign.formats.streams_group import parse_streams_group
 
 P1 = "00000000-0000-0000-0000-000000000001"
@@ -27,6 +27,23 @@ def _group(offsets: dict, ends: dict) -> dict:
             },
         ],
     }
+
+
+def test_two_ids_of_one_number_are_refused_when_only_one_is_stateful() -> None:
+    # "1" and "01" are both TaskId subtopology 1: as the jar's GroupDecision does, the Python
+    # form refuses them when their tasks would be both stateful and stateless (it placed
+    # them twice before), and lets them share the number's tasks otherwise.
+    group = _group({}, {})
+    group["topology"] = {
+        "1": {"partitions": 2, "stateful": True},
+        "01": {"partitions": 2, "stateful": False},
+    }
+    group["members"][0]["active_tasks"] = {"1": [0, 1]}
+    with pytest.raises(InvalidStreamsGroupError, match="ids 01 and 1 .* only one is stateful"):
+        group_cluster_state(parse_streams_group(group))
+    group["topology"]["01"]["stateful"] = True
+    cluster = group_cluster_state(parse_streams_group(group))
+    assert [str(t) for t in cluster.stateful_tasks] == ["1_0", "1_1"]
 
 
 def test_a_caught_up_standby_takes_an_active_at_once() -> None:

@@ -17,6 +17,7 @@ from streams_assign.simulation.streams_group_chain import (
     ChainChange,
     id_dependence,
     predict_chain,
+    split_expiries,
 )
 from streams_assign.streams_group import StreamsGroupState
 
@@ -67,6 +68,39 @@ def test_id_dependence_reports_one_entry_per_computation(state: StreamsGroupStat
     assert kill == [{"per_process": False, "per_thread": False}]
 
 
+def test_split_expiries_list_each_first_set_of_a_killed_process(state: StreamsGroupState) -> None:
+    # Both processes of the sample run two threads: each kill has two splits (either thread
+    # fenced first), never the whole process, and each split is two computations whose last
+    # one has no member of the killed process.
+    for dead in _processes(state):
+        threads = sorted(m.member_id for m in state.members if m.process_id == dead)
+        change = ChainChange("kill", dead)
+        whole = predict_chain(state, change).computations[-1].target.members
+        splits = split_expiries(state, change)
+        assert [s["first"] for s in splits] == [[t] for t in threads]
+        for split in splits:
+            chain = predict_chain(
+                state, ChainChange("kill", dead, leaving_first=tuple(split["first"]))
+            )
+            assert split["computations"] == len(chain.computations) == 2
+            last = chain.computations[-1]
+            assert not {m.process_id for m in last.state.members} & {dead}
+            owner = {
+                (s, p): m
+                for m, a in last.target.members.items()
+                for s, ps in a.active.items()
+                for p in ps
+            }
+            base = {(s, p): m for m, a in whole.items() for s, ps in a.active.items() for p in ps}
+            assert split["actives_on_other_members"] == sum(owner[t] != base[t] for t in base)
+            same_thread = {m: last.target.members[m] for m in whole} == dict(whole)
+            assert split["final_equal_per_thread"] == same_thread
+    # Nothing to split: a join, or a kill already split.
+    assert split_expiries(state, ChainChange("join", "p-new", threads=2)) == []
+    one = ChainChange("kill", dead, leaving_first=(threads[0],))
+    assert split_expiries(state, one) == []
+
+
 def test_bad_changes_are_refused(state: StreamsGroupState) -> None:
     with pytest.raises(ValueError, match="no member"):
         predict_chain(state, ChainChange("kill", "nobody"))
@@ -82,5 +116,11 @@ def test_cli_prints_the_chain_and_exits_2_on_an_unknown_process(
     assert main(["streams-chain", str(path), "--join", "p-new", "--threads", "2", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["computations"]) == 2 and len(doc["new_member_ids"]) == 2
+    dead = _processes(state)[0]
+    assert main(["streams-chain", str(path), "--kill", dead, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["computations"]) == 1 and len(doc["split_expiries"]) == 2
+    assert main(["streams-chain", str(path), "--kill", dead]) == 0
+    assert "fenced first: final target" in capsys.readouterr().out
     assert main(["streams-chain", str(path), "--kill", "nobody"]) == 2
     assert "no member" in capsys.readouterr().err

@@ -36,6 +36,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 
 from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor
+from streams_assign.errors import InvalidStreamsGroupError
 from streams_assign.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
@@ -87,13 +88,26 @@ def _process_ids(members: Iterable[StreamsGroupMember]) -> dict[str, str]:
 
 class _Numbering:
     """Subtopology ids as the numbers of TaskIds: their value when every id is a decimal
-    number (Kafka Streams' ids), otherwise their rank in ``String.compareTo`` order."""
+    number (Kafka Streams' ids), otherwise their rank in ``String.compareTo`` order.
+
+    Ids of one number (``1`` and ``01``, which Kafka Streams never writes) share its tasks;
+    when only one of them is stateful, :class:`~streams_assign.errors.InvalidStreamsGroupError`
+    is raised (the plug-in's ``GroupDecision`` throws there too)."""
 
     def __init__(self, state: StreamsGroupState) -> None:
         ids = sorted(state.topology, key=java_string_order)
         numeric = all(sub.isdecimal() and sub.isascii() for sub in ids)
         self.number = {sub: int(sub) if numeric else n for n, sub in enumerate(ids)}
         self.name = {n: sub for sub, n in self.number.items()}
+        first: dict[int, str] = {}
+        for sub in ids:
+            other = first.setdefault(self.number[sub], sub)
+            if state.topology[other].stateful != state.topology[sub].stateful:
+                raise InvalidStreamsGroupError(
+                    "topology",
+                    f"subtopology ids {other} and {sub} are both TaskId subtopology "
+                    f"{self.number[sub]} but only one is stateful",
+                )
 
     def task(self, sub: str, partition: int) -> TaskId | None:
         """The task, or None for a subtopology the topology does not have."""
