@@ -8,9 +8,14 @@ the plug-in jar on its class path): the broker's ``StickyTaskAssignor`` vs
 project's Streams app, 1 stream thread each, 1 standby, 6 input partitions, 20,000 records per
 input topic); per run, one group goes through kill -9 of one instance, adding one, and a rolling
 bounce of all five, measured from the instances (``devtools/kafka/measure.py``). Prints one
-Markdown table row per scenario with the load average; not a test.
+Markdown table row per scenario with the load average; not a test. Actives moved are given
+twice: net between the stable states, and as the leader decided them (classic; ``-`` on
+streams). ``--logs DIR`` keeps every instance's log and the brokers' ``server.log`` there;
+``--scenarios`` picks some of the three; ``--bounce-down S`` keeps each bounced instance down
+``S`` seconds after its close (a slow restart).
 
-    python benchmarks/plugin_real_cluster.py [--runs 3] [--door classic|streams|both]
+    python benchmarks/plugin_real_cluster.py [--runs 3] [--door classic|streams|both] [--logs DIR]
+        [--scenarios kill add bounce] [--bounce-down S]
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ import datetime
 import os
 import signal
 import sys
+from pathlib import Path
 
 from devtools.kafka.measure import SCENARIOS, SETUPS, Setup, StepFigures, measure_runs
 
 HEADER = (
     "| setup | run | scenario | restored records | standby records | seconds | rebalances "
-    "(probing) | actives moved | spread active / stateful | balanced | load |\n"
-    "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|"
+    "(probing) | actives moved (net) | actives moved (decided) | spread active / stateful "
+    "| balanced | load |\n"
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"
 )
 
 
@@ -35,6 +42,7 @@ def row(setup: Setup, run: int, step: StepFigures) -> str:
     return (
         f"| {setup.name} | {run} | {step.scenario} | {step.restored:,} | {step.standby_loaded:,} "
         f"| {step.seconds} | {step.rebalances} ({step.probing}) | {step.moved} "
+        f"| {'-' if step.decided_moved is None else step.decided_moved} "
         f"| {step.active_spread} / {step.stateful_spread} | {'yes' if step.balanced else 'NO'} "
         f"| {os.getloadavg()[0]:.1f} |"
     )
@@ -48,23 +56,30 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--partitions", type=int, default=6)
     parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--logs", type=Path, default=None, help="keep the logs in this folder")
+    parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("--bounce-down", type=float, default=0.0, help="seconds down per restart")
     args = parser.parse_args()
     # A SIGTERM ends the run through the clusters' and brokers' clean-up, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if min(args.runs, args.instances, args.threads, args.partitions) < 1 or args.records < 0:
         parser.error("--runs, --instances, --threads and --partitions must be at least 1")
+    if args.bounce_down < 0:
+        parser.error("--bounce-down must be at least 0")
     setups = tuple(s for s in SETUPS if args.door in ("both", s.protocol))
     print(f"started {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", flush=True)
     print(HEADER, flush=True)
     measure_runs(
         setups,
-        SCENARIOS,
+        tuple(args.scenarios),
         args.runs,
         lambda setup, run, step: print(row(setup, run, step), flush=True),
         instances=args.instances,
         threads=args.threads,
         partitions=args.partitions,
         records=args.records,
+        logs_dir=args.logs,
+        bounce_down_s=args.bounce_down,
     )
 
 

@@ -16,16 +16,20 @@ Per scenario (:class:`StepFigures`): records restored into active tasks' stores 
 seconds from the change until every running instance is ``RUNNING`` with every task active
 exactly once (:meth:`StreamsCluster.is_stable`, minus its quiet period), the rebalances the group
 leader decided (classic) or the target computations the broker made (streams), the decisions that
-asked for a probing rebalance (classic), the active tasks whose process changed, and the spread
-of tasks per stream thread at the end with whether it is within Kafka's bound (actives per thread
-and stateful tasks, active plus standby, per thread each differ by at most one, as Kafka's
-``TaskAssignorConvergenceTest`` checks). Nothing here asserts on time.
+asked for a probing rebalance (classic), the active tasks whose process changed between the
+stable states (net) and, on classic, from one leader decision to the next (decided, every move
+the assignor made, also one undone later), and the spread of tasks per stream thread at the end
+with whether it is within Kafka's bound (actives per thread and stateful tasks, active plus
+standby, per thread each differ by at most one, as Kafka's ``TaskAssignorConvergenceTest``
+checks). Nothing here asserts on time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,6 +39,7 @@ from devtools.kafka.broker import KafkaBroker, running_broker
 from devtools.kafka.plugin_harness import plugin_jar
 from devtools.kafka.streams_app import ProcessAssignment, StreamsCluster, StreamsInstance
 from devtools.kafka.streams_group_live import set_group_configs
+from streams_assign.simulation.leader_log import read_decisions
 
 __all__ = [
     "BROKER_44_CONFIGS",
@@ -42,8 +47,10 @@ __all__ = [
     "SETUPS",
     "Setup",
     "StepFigures",
+    "decided_moves",
     "decisions_in_log",
     "door_broker",
+    "leader_decisions",
     "measure_run",
     "measure_runs",
     "measure_step",
@@ -129,6 +136,11 @@ class StepFigures:
         standby tasks of stateful sub-topologies.
     added_actives:
         Active tasks of the added instance at the end (``add`` only, else None).
+    decided_moved:
+        Classic: active tasks whose process changed from one decision of the group leader's
+        assignor to the next (the first against the stable state before the change), summed
+        over the scenario's decisions (:func:`decided_moves`), so a task moved away and back
+        counts twice; None on streams.
     """
 
     scenario: str
@@ -141,6 +153,7 @@ class StepFigures:
     active_spread: int
     stateful_spread: int
     added_actives: int | None
+    decided_moved: int | None = None
 
     @property
     def balanced(self) -> bool:
@@ -191,6 +204,70 @@ def decisions_in_log(lines: list[str], plugin: bool) -> tuple[int, int]:
     return len(mine), sum(1 for line in mine if "with followup probing rebalance" in line)
 
 
+_STAMP = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\]")
+_PLUGIN_DECISION = re.compile(r"lag_aware_sticky decision: (?P<doc>\{.*\}) \(")
+
+
+def leader_decisions(lines: list[str], plugin: bool) -> list[dict[str, frozenset[str]]]:
+    """The active tasks per process id of every decision in a classic leader's log lines.
+
+    Parameters
+    ----------
+    lines:
+        ``instance.log`` lines (log4j's ``[yyyy-MM-dd HH:mm:ss,SSS]`` first), of one or several
+        instances; the decisions are ordered by their time stamps (a later leader's after an
+        earlier one's), lines without a stamp are skipped.
+    plugin:
+        False: ``HighAvailabilityTaskAssignor``'s ``Decided on assignment: {<process id>=
+        [activeTasks: ([1_3, ...]) ...], ...}`` lines (``ClientState#toString``, read by
+        :func:`streams_assign.simulation.leader_log.read_decisions`); True: the plug-in's
+        ``lag_aware_sticky decision: {"clients": {<process id>: {"active": [...], ...}}, ...}``
+        lines (``lag.aware.sticky.log.decisions=true``).
+
+    Returns
+    -------
+    list of dict
+        One per decision, oldest first: process id -> its active task ids (``1_3``).
+
+    Raises
+    ------
+    StreamsAssignError
+        When an HA decision line names no client in ``ClientState`` form.
+    json.JSONDecodeError
+        When a complete plug-in decision line does not hold JSON.
+    """
+    stamped = sorted((line for line in lines if _STAMP.match(line)), key=lambda n: n[:25])
+    if not plugin:
+        mine = [line for line in stamped if "Decided on assignment:" in line]
+        return [
+            {pid: frozenset(str(t) for t in c.active) for pid, c in d.clients.items()}
+            for d in read_decisions(mine, "leader log")
+        ]
+    found = []
+    for line in stamped:
+        match = _PLUGIN_DECISION.search(line)
+        if match is not None:
+            clients = json.loads(match["doc"])["clients"]
+            found.append({pid: frozenset(c["active"]) for pid, c in clients.items()})
+    return found
+
+
+def decided_moves(before: dict[str, str], decisions: list[dict[str, frozenset[str]]]) -> int:
+    """Active tasks whose process changed, decision after decision, summed.
+
+    ``before`` (task id -> process id, the stable state before the change) is the owner each
+    task is compared with in the first decision; each decision's owners are the next one's
+    baseline. A task whose owner is gone from a decision (a killed process) counts as moved when
+    it runs elsewhere; a task with no earlier owner does not count.
+    """
+    owners, moved = dict(before), 0
+    for decision in decisions:
+        now = {t: pid for pid, tasks in decision.items() for t in tasks}
+        moved += sum(1 for t, pid in now.items() if owners.get(t) not in (None, pid))
+        owners.update(now)
+    return moved
+
+
 class _Counts:
     """Rebalances / computations so far, and whether the latest asked for a probing one."""
 
@@ -204,6 +281,15 @@ class _Counts:
             return text.count(needle), 0
         lines = [line for i in self.cluster.instances for line in i.log_lines("ssign")]
         return decisions_in_log(lines, self.setup.plugin)
+
+    def decisions(self) -> list[dict[str, frozenset[str]]] | None:
+        """Classic: every decision the leaders logged so far (:func:`leader_decisions`); None on
+        streams."""
+        if self.setup.protocol == "streams":
+            return None
+        needle = "lag_aware_sticky decision:" if self.setup.plugin else "Decided on assignment:"
+        lines = [line for i in self.cluster.instances for line in i.log_lines(needle)]
+        return leader_decisions(lines, self.setup.plugin)
 
     def probing_pending(self) -> bool:
         """Whether the newest classic decision asked for a probing rebalance."""
@@ -250,8 +336,13 @@ def measure_step(
     stateful: set[int],
     timeout: float = 900.0,
     quiet_ms: int = 3000,
+    bounce_down_s: float = 0.0,
 ) -> StepFigures:
     """Make the change ``scenario`` to a stable ``cluster`` and measure it (:class:`StepFigures`).
+
+    ``bounce_down_s`` (seconds, ``bounce`` only) keeps each instance down that long after its
+    close before it starts again, as a slow restart would (longer than the session timeout, the
+    group rebalances without it first).
 
     Raises
     ------
@@ -262,8 +353,9 @@ def measure_step(
     """
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario {scenario!r} is not one of {SCENARIOS}")
-    before = _actives(cluster)
+    before = start_actives = _actives(cluster)
     rebalances0, probing0 = counts()
+    decisions0 = counts.decisions()
     since_ms = int(time.time() * 1000)
     loaded0 = sum(s.records for i in cluster.instances for s in i.standby_loads())
     start = time.monotonic()
@@ -275,6 +367,7 @@ def measure_step(
     else:
         for instance in cluster.running_instances():
             instance.stop()
+            time.sleep(bounce_down_s)
             restarted_ms = int(time.time() * 1000)
             instance.start()
 
@@ -290,6 +383,10 @@ def measure_step(
     seconds = time.monotonic() - start - quiet_ms / 1000
     after = _actives(cluster)
     rebalances, probing = counts()
+    decisions = counts.decisions()
+    decided = None
+    if decisions is not None and decisions0 is not None:
+        decided = decided_moves(start_actives, decisions[len(decisions0) :])
     final = cluster.assignments()
     active_spread, stateful_spread = spreads(final, stateful)
     loaded = sum(s.records for i in cluster.instances for s in i.standby_loads()) - loaded0
@@ -304,6 +401,7 @@ def measure_step(
         active_spread=active_spread,
         stateful_spread=stateful_spread,
         added_actives=len(final[added].active) if added else None,
+        decided_moved=decided,
     )
 
 
@@ -338,15 +436,23 @@ def measure_run(
     partitions: int = 6,
     records: int = 20_000,
     work_dir: Path | None = None,
+    logs_dir: Path | None = None,
+    bounce_down_s: float = 0.0,
 ) -> list[StepFigures]:
     """Start ``instances`` instances of the app (``threads`` each, 1 standby, ``partitions``
     input partitions, ``records`` records per input topic), wait until stable, then make the
-    ``scenarios`` one after the other on the same group and measure each. The cluster is
-    closed (every JVM killed, its folder removed) when done or on failure."""
+    ``scenarios`` one after the other on the same group and measure each. The classic plug-in
+    logs its inputs and decisions (``lag.aware.sticky.log.decisions=true``). The cluster is
+    closed (every JVM killed, its folder removed) when done or on failure; with ``logs_dir``,
+    each instance's files (``instance.log``, ``assignment.jsonl``, ``restores.jsonl``) are first
+    copied to ``logs_dir/<app_id>/<instance>/``, and ``steps.jsonl`` there holds each measured
+    scenario's start and end (epoch ms) and figures. ``bounce_down_s`` goes to
+    :func:`measure_step`."""
     classic = setup.protocol == "classic"
     configs: dict[str, object] = {}
     if classic and setup.plugin:
         configs["task.assignor.class"] = PLUGIN_924
+        configs["lag.aware.sticky.log.decisions"] = "true"
     if not classic:
         configs["group.protocol"] = "streams"
         group = {"streams.num.standby.replicas": 1}
@@ -366,10 +472,34 @@ def measure_run(
         cluster.produce(records)
         for _ in range(instances):
             cluster.add_instance(threads=threads)
-        counts = _Counts(setup, cluster, broker)
-        _settle(cluster, counts, 900.0, 3000)
-        stateful = stateful_subtopologies(cluster.topology_file.read_text())
-        return [measure_step(cluster, counts, s, threads, stateful) for s in scenarios]
+        figures: list[StepFigures] = []
+        steps: list[dict[str, object]] = []
+        try:
+            counts = _Counts(setup, cluster, broker)
+            _settle(cluster, counts, 900.0, 3000)
+            stateful = stateful_subtopologies(cluster.topology_file.read_text())
+            for scenario in scenarios:
+                start_ms = int(time.time() * 1000)
+                figures.append(
+                    measure_step(
+                        cluster, counts, scenario, threads, stateful, bounce_down_s=bounce_down_s
+                    )
+                )
+                end_ms = int(time.time() * 1000)
+                steps.append({"start_ms": start_ms, "end_ms": end_ms, **vars(figures[-1])})
+        finally:
+            if logs_dir is not None:
+                _copy_logs(cluster, logs_dir / app_id, steps)
+        return figures
+
+
+def _copy_logs(cluster: StreamsCluster, target: Path, steps: list[dict[str, object]]) -> None:
+    for instance in cluster.instances:
+        (target / instance.name).mkdir(parents=True, exist_ok=True)
+        for path in (instance.log, instance.out, instance.restores_file):
+            if path.exists():
+                shutil.copy(path, target / instance.name / path.name)
+    (target / "steps.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))
 
 
 def measure_runs(
@@ -381,12 +511,20 @@ def measure_runs(
 ) -> None:
     """``runs`` runs of every setup, interleaved (run 1 of each setup, then run 2 ...) so that
     the machine's load falls alike on each; one broker per door for all runs. ``on_row`` gets
-    each measured scenario as it is done; ``options`` go to :func:`measure_run`."""
+    each measured scenario as it is done; ``options`` go to :func:`measure_run`. With a
+    ``logs_dir`` option the broker's ``server.log`` is copied there too, as
+    ``<protocol>-server.log``."""
+    logs_dir = options.get("logs_dir")
     for protocol in dict.fromkeys(s.protocol for s in setups):
         with door_broker(protocol) as broker:
-            for run in range(1, runs + 1):
-                for setup in (s for s in setups if s.protocol == protocol):
-                    tag = "plugin" if setup.plugin else "kafka"
-                    app_id = f"m-{protocol}-{tag}-{run}"
-                    for row in measure_run(broker, setup, app_id, scenarios, **options):  # type: ignore[arg-type]
-                        on_row(setup, run, row)
+            try:
+                for run in range(1, runs + 1):
+                    for setup in (s for s in setups if s.protocol == protocol):
+                        tag = "plugin" if setup.plugin else "kafka"
+                        app_id = f"m-{protocol}-{tag}-{run}"
+                        for row in measure_run(broker, setup, app_id, scenarios, **options):  # type: ignore[arg-type]
+                            on_row(setup, run, row)
+            finally:
+                if isinstance(logs_dir, Path):
+                    logs_dir.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(broker.log_dir / "server.log", logs_dir / f"{protocol}-server.log")
