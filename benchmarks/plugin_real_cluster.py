@@ -11,6 +11,11 @@ bounce of all five, measured from the instances (``devtools/kafka/measure.py``).
 Markdown table row per scenario with the load average; not a test.
 
     python benchmarks/plugin_real_cluster.py [--runs 3] [--door classic|streams|both]
+        [--task-offset-interval-ms MS]
+
+``--task-offset-interval-ms`` sets the streams groups' ``streams.task.offset.interval.ms`` (both
+assignors' groups alike; 60,000 by default, at least 1,000 here) so that members report fresh
+task offsets before each change; the classic door ignores it.
 """
 
 from __future__ import annotations
@@ -48,13 +53,21 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--partitions", type=int, default=6)
     parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--task-offset-interval-ms", type=int, default=None)
     args = parser.parse_args()
     # A SIGTERM ends the run through the clusters' and brokers' clean-up, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if min(args.runs, args.instances, args.threads, args.partitions) < 1 or args.records < 0:
         parser.error("--runs, --instances, --threads and --partitions must be at least 1")
+    if args.task_offset_interval_ms is not None and args.task_offset_interval_ms < 1000:
+        parser.error("--task-offset-interval-ms must be at least 1000 (the broker's minimum here)")
     setups = tuple(s for s in SETUPS if args.door in ("both", s.protocol))
-    print(f"started {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", flush=True)
+    interval = args.task_offset_interval_ms
+    print(
+        f"started {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; "
+        f"streams.task.offset.interval.ms {interval if interval is not None else 'default'}",
+        flush=True,
+    )
     print(HEADER, flush=True)
     measure_runs(
         setups,
@@ -65,6 +78,7 @@ def main() -> None:
         threads=args.threads,
         partitions=args.partitions,
         records=args.records,
+        task_offset_interval_ms=args.task_offset_interval_ms,
     )
 
 

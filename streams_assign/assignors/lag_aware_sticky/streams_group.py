@@ -15,8 +15,20 @@ How the target is chosen (``docs/plugins.md``):
 - a process is a client; its members (stream threads) are its capacity;
 - a task a member of the process runs as active has lag -2 (running); a task a member reported
   an offset for has state, with lag ``end - offset`` when an end offset was reported (Kafka's
-  ``ClientState.computeTaskLags`` rule), -3 (unknown) otherwise; every other task: no state;
-  the changelog size of a task is the largest end offset any member reported;
+  ``ClientState.computeTaskLags`` rule), -3 (unknown) otherwise; a stateful task a member holds
+  as standby or warm-up that no member of the process reported an offset for has state too,
+  with the whole changelog as lag when a member reported its end offset, -3 otherwise; every
+  other task: no state; the changelog size of a task is the largest end offset any member
+  reported. Members report at join and then every ``streams.task.offset.interval.ms``, so in
+  a group that has run longer than one interval an unreported standby is one assigned since
+  the member's last report: most likely still restoring (a restore slot given to the target
+  of a pending move, or a standby of a killed process's task), so it never counts as more
+  caught up than a process without state (a pending move stays pending); but its process has
+  some state, so among the processes that must restore the task (or that all count as caught
+  up) the core prefers it to one without state, where its balance bounds allow (a client with
+  state wins ties in records to restore). -3 alone would rank it below a process without
+  state when the changelog is known and within ``acceptable.recovery.lag`` (every process
+  without state then counts as caught up, a lag of -3 does not), hence the changelog as lag;
 - ``acceptable.recovery.lag`` and ``max.warmup.replicas`` are not group configs: the broker
   plug-in uses Kafka Streams' defaults (:data:`ACCEPTABLE_RECOVERY_LAG`,
   :data:`MAX_WARMUP_REPLICAS`);
@@ -125,11 +137,23 @@ def group_cluster_state(
 ) -> ClusterState:
     """The classic rebalance input the group's processes form (see the module docstring).
 
+    Parameters
+    ----------
+    state:
+        A validated streams-group state.
+    acceptable_recovery_lag, max_warmup_replicas:
+        The classic configs the broker form decides with (records; moves).
+
     Returns
     -------
     ClusterState
         One client per process (id from :func:`_process_ids`), capacity its member count;
-        subtopologies numbered as :class:`_Numbering` says.
+        subtopologies numbered as :class:`_Numbering` says. Per client, its stateful tasks with
+        local state and their lags: -2 for the process's actives; ``end - offset`` (or -3
+        without an end) for a task it reported an offset for; for a standby or warm-up task it
+        holds without a report, the task's changelog size (the largest end offset any member
+        reported) or -3 when nobody reported one. ``changelog_end_offset_sums``: those sizes,
+        ``None`` when no member reported an end offset.
     """
     numbering = _Numbering(state)
     stateful = {
@@ -157,13 +181,16 @@ def group_cluster_state(
         held = numbering.tasks(t for m in members for t in (m.standby_tasks, m.warmup_tasks))
         offsets = numbering.offsets(m.task_offsets for m in members)
         member_ends = numbering.offsets(m.task_end_offsets for m in members)
-        # The process's own tasks only (not every stateful task): its actives, then the
-        # tasks it reported an offset for.
+        # The process's own tasks only (not every stateful task): its actives, the tasks it
+        # reported an offset for, then its unreported standby and warm-up tasks.
         lags = {task: LATEST_OFFSET for task in active if task in stateful}
         for task, offset in offsets.items():
             if task in stateful and task not in active:
                 end = member_ends.get(task)
                 lags[task] = UNKNOWN_OFFSET_SUM if end is None else compute_task_lag(offset, end)
+        for task in sorted(held):
+            if task in stateful and task not in lags:
+                lags[task] = ends.get(task, UNKNOWN_OFFSET_SUM)
         clients.append(
             ClientState(
                 id=ids[pid],

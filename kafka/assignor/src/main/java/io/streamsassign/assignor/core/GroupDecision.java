@@ -443,8 +443,8 @@ public final class GroupDecision {
                     largest(m.taskOffsets(), offsets, offsetStamps, stamp, reported);
                     largest(m.taskEndOffsets(), processEnds, endStamps, stamp, null);
                 }
-                // The process's own tasks only (not every stateful task): its actives, then the
-                // tasks it reported an offset for.
+                // The process's own tasks only (not every stateful task): its actives, the tasks
+                // it reported an offset for, then its unreported standby and warm-up tasks.
                 Map<TaskKey, Long> lags = new LinkedHashMap<>();
                 int[] activeTasks = active.sorted();
                 for (int t : activeTasks) {
@@ -458,8 +458,17 @@ public final class GroupDecision {
                         lags.put(keys[t], endStamps[t] == stamp ? computeTaskLag(offsets[t], processEnds[t]) : -3L);
                     }
                 }
+                // An unreported standby or warm-up (assigned since the last report, most likely
+                // restoring): state that is never more caught up than none, preferred to none
+                // in ties; the whole changelog as lag when its end is known, else -3.
+                int[] heldTasks = held.sorted();
+                for (int t : heldTasks) {
+                    if (stateful[blockOfTask[t]] && offsetStamps[t] != stamp) {
+                        lags.put(keys[t], groupEndStamps[t] == 1 ? groupEnds[t] : -3L);
+                    }
+                }
                 clients.add(new ClientInput(
-                        clientIds.get(p), mine.size(), taskKeys(activeTasks), taskKeys(held.sorted()), lags,
+                        clientIds.get(p), mine.size(), taskKeys(activeTasks), taskKeys(heldTasks), lags,
                         mine.get(0).clientTags()));
             }
             return new ClusterInput(
