@@ -8,7 +8,7 @@ from streams_assign.assignors import assign_group
 from streams_assign.assignors.lag_aware_sticky.streams_group import group_cluster_state
 from streams_assign.errors import UnknownAssignorError
 from streams_assign.formats.streams_group import parse_streams_group
-from streams_assign.model import UNKNOWN_OFFSET_SUM, TaskId
+from streams_assign.model import LONG_MAX_VALUE, UNKNOWN_OFFSET_SUM, TaskId
 
 P1 = "00000000-0000-0000-0000-000000000001"
 P2 = "00000000-0000-0000-0000-000000000002"
@@ -117,6 +117,14 @@ def test_an_unreported_standby_is_state_of_unknown_lag_or_the_whole_changelog() 
     known = group_cluster_state(parse_streams_group(_survivors(report)))
     assert known.clients[2].task_lags[TaskId(0, 0)] == 3_000
     assert TaskId(0, 0) not in known.clients[0].task_lags
+
+
+def test_an_end_offset_of_long_max_value_counts_as_not_reported() -> None:
+    # Kafka Streams 4.4 members report this end for some standby tasks.
+    report = {"task_offsets": {"0": {"0": 3_125}}, "task_end_offsets": {"0": {"0": LONG_MAX_VALUE}}}
+    cluster = group_cluster_state(parse_streams_group(_survivors(report)))
+    assert cluster.clients[1].task_lags[TaskId(0, 0)] == UNKNOWN_OFFSET_SUM
+    assert cluster.changelog_end_offset_sums is None
 
 
 def test_each_thread_of_a_process_is_a_unit_of_capacity() -> None:
