@@ -15,7 +15,11 @@ streams). ``--logs DIR`` keeps every instance's log and the brokers' ``server.lo
 ``S`` seconds after its close (a slow restart).
 
     python benchmarks/plugin_real_cluster.py [--runs 3] [--door classic|streams|both] [--logs DIR]
-        [--scenarios kill add bounce] [--bounce-down S]
+        [--scenarios kill add bounce] [--bounce-down S] [--task-offset-interval-ms MS]
+
+``--task-offset-interval-ms`` sets the streams groups' ``streams.task.offset.interval.ms`` (both
+assignors' groups alike; 60,000 by default, at least 1,000 here) so that members report fresh
+task offsets before each change; the classic door ignores it.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ def main() -> None:
     parser.add_argument("--logs", type=Path, default=None, help="keep the logs in this folder")
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
     parser.add_argument("--bounce-down", type=float, default=0.0, help="seconds down per restart")
+    parser.add_argument("--task-offset-interval-ms", type=int, default=None)
     args = parser.parse_args()
     # A SIGTERM ends the run through the clusters' and brokers' clean-up, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
@@ -66,8 +71,15 @@ def main() -> None:
         parser.error("--runs, --instances, --threads and --partitions must be at least 1")
     if args.bounce_down < 0:
         parser.error("--bounce-down must be at least 0")
+    if args.task_offset_interval_ms is not None and args.task_offset_interval_ms < 1000:
+        parser.error("--task-offset-interval-ms must be at least 1000 (the broker's minimum here)")
     setups = tuple(s for s in SETUPS if args.door in ("both", s.protocol))
-    print(f"started {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", flush=True)
+    interval = args.task_offset_interval_ms
+    print(
+        f"started {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; "
+        f"streams.task.offset.interval.ms {interval if interval is not None else 'default'}",
+        flush=True,
+    )
     print(HEADER, flush=True)
     measure_runs(
         setups,
@@ -80,6 +92,7 @@ def main() -> None:
         records=args.records,
         logs_dir=args.logs,
         bounce_down_s=args.bounce_down,
+        task_offset_interval_ms=args.task_offset_interval_ms,
     )
 
 

@@ -15,8 +15,26 @@ How the target is chosen (``docs/plugins.md``):
 - a process is a client; its members (stream threads) are its capacity;
 - a task a member of the process runs as active has lag -2 (running); a task a member reported
   an offset for has state, with lag ``end - offset`` when an end offset was reported (Kafka's
-  ``ClientState.computeTaskLags`` rule), -3 (unknown) otherwise; every other task: no state;
-  the changelog size of a task is the largest end offset any member reported;
+  ``ClientState.computeTaskLags`` rule), -3 (unknown) otherwise; a stateful task a member holds
+  as standby or warm-up that no member of the process reported an offset for has state too,
+  with the whole changelog as lag when a member reported its end offset, -3 otherwise; every
+  other task: no state; the changelog size of a task is the largest end offset any member
+  reported;
+- why unreported standbys so: members report at join, then every
+  ``streams.task.offset.interval.ms`` and when their reconciled tasks change, so in a group
+  that has run longer than one interval an unreported standby is one assigned since the
+  member's last report, most likely still restoring (a restore slot given to the target of a
+  pending move), so it never counts as more caught up than a process without state (a pending
+  move stays pending); but its process has some state, so among the processes that must
+  restore the task (or that all count as caught up) the core prefers it to one without state,
+  where the balance bounds allow (a client with state wins ties in records to restore). -3
+  alone would rank it below a process without state when the changelog is known and within
+  ``acceptable.recovery.lag`` (every process without state then counts as caught up, -3
+  never does), hence the changelog as lag when it is known;
+- an end offset sum of ``Long.MAX_VALUE`` counts as not reported: Kafka Streams 4.4 members
+  report it for some standby tasks (measured, ``docs/plugins.md``), and as an end it makes
+  lags and restore costs near ``Long.MAX_VALUE``, whose sums overflow the Java plug-in's
+  ``long`` arithmetic;
 - ``acceptable.recovery.lag`` and ``max.warmup.replicas`` are not group configs: the broker
   plug-in uses Kafka Streams' defaults (:data:`ACCEPTABLE_RECOVERY_LAG`,
   :data:`MAX_WARMUP_REPLICAS`);
@@ -39,6 +57,7 @@ from streams_assign.assignors.lag_aware_sticky import LagAwareStickyTaskAssignor
 from streams_assign.errors import InvalidStreamsGroupError
 from streams_assign.model import (
     LATEST_OFFSET,
+    LONG_MAX_VALUE,
     UNKNOWN_OFFSET_SUM,
     AssignmentConfigs,
     ClientState,
@@ -120,14 +139,16 @@ class _Numbering:
         found.discard(None)
         return found  # type: ignore[return-value]
 
-    def offsets(self, reports: Iterable[Mapping[str, Mapping[int, int]]]) -> dict[TaskId, int]:
-        """Per task, the largest offset of the reports."""
+    def offsets(
+        self, reports: Iterable[Mapping[str, Mapping[int, int]]], below: int | None = None
+    ) -> dict[TaskId, int]:
+        """Per task, the largest offset of the reports (only values below ``below`` when given)."""
         out: dict[TaskId, int] = {}
         for report in reports:
             for sub, parts in report.items():
                 for p, value in parts.items():
                     task = self.task(sub, p)
-                    if task is not None:
+                    if task is not None and (below is None or value < below):
                         out[task] = max(value, out.get(task, value))
         return out
 
@@ -139,11 +160,24 @@ def group_cluster_state(
 ) -> ClusterState:
     """The classic rebalance input the group's processes form (see the module docstring).
 
+    Parameters
+    ----------
+    state:
+        A validated streams-group state.
+    acceptable_recovery_lag, max_warmup_replicas:
+        The classic configs the broker form decides with (records; moves).
+
     Returns
     -------
     ClusterState
         One client per process (id from :func:`_process_ids`), capacity its member count;
-        subtopologies numbered as :class:`_Numbering` says.
+        subtopologies numbered as :class:`_Numbering` says. Per client, its stateful tasks with
+        local state and their lags: -2 for the process's actives; ``end - offset`` (or -3
+        without an end) for a task it reported an offset for; for a standby or warm-up task it
+        holds without a report, the task's changelog size (the largest end offset any member
+        reported) or -3 when nobody reported one. ``changelog_end_offset_sums``: those sizes,
+        ``None`` when no member reported an end offset. Reported end offsets of
+        ``Long.MAX_VALUE`` are left out.
     """
     numbering = _Numbering(state)
     stateful = {
@@ -162,7 +196,9 @@ def group_cluster_state(
     ids = _process_ids(state.members)
     ends = {
         t: v
-        for t, v in numbering.offsets(m.task_end_offsets for m in state.members).items()
+        for t, v in numbering.offsets(
+            (m.task_end_offsets for m in state.members), below=LONG_MAX_VALUE
+        ).items()
         if t in stateful
     }
     clients = []
@@ -170,14 +206,17 @@ def group_cluster_state(
         active = numbering.tasks(m.active_tasks for m in members) & known
         held = numbering.tasks(t for m in members for t in (m.standby_tasks, m.warmup_tasks))
         offsets = numbering.offsets(m.task_offsets for m in members)
-        member_ends = numbering.offsets(m.task_end_offsets for m in members)
-        # The process's own tasks only (not every stateful task): its actives, then the
-        # tasks it reported an offset for.
+        member_ends = numbering.offsets((m.task_end_offsets for m in members), LONG_MAX_VALUE)
+        # The process's own tasks only (not every stateful task): its actives, the tasks it
+        # reported an offset for, then its unreported standby and warm-up tasks.
         lags = {task: LATEST_OFFSET for task in active if task in stateful}
         for task, offset in offsets.items():
             if task in stateful and task not in active:
                 end = member_ends.get(task)
                 lags[task] = UNKNOWN_OFFSET_SUM if end is None else compute_task_lag(offset, end)
+        for task in sorted(held):
+            if task in stateful and task not in lags:
+                lags[task] = ends.get(task, UNKNOWN_OFFSET_SUM)
         clients.append(
             ClientState(
                 id=ids[pid],

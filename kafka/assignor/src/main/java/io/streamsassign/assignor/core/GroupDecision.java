@@ -376,8 +376,12 @@ public final class GroupDecision {
             }
         }
 
-        /** Per stateful task in {@code reports}, the largest value: into {@code values} where {@code stamps} is marked. */
-        void largest(Map<String, Map<Integer, Long>> reports, long[] values, int[] stamps, int stamp, IntList found) {
+        /**
+         * Per stateful task in {@code reports}, the largest value (values of {@code Long.MAX_VALUE}
+         * left out when {@code ends}): into {@code values} where {@code stamps} is marked.
+         */
+        void largest(Map<String, Map<Integer, Long>> reports, boolean ends, long[] values, int[] stamps, int stamp,
+                IntList found) {
             for (Map.Entry<String, Map<Integer, Long>> e : reports.entrySet()) {
                 Integer b = blockOf.get(e.getKey());
                 if (b == null || !stateful[b]) {
@@ -389,6 +393,9 @@ public final class GroupDecision {
                         continue;
                     }
                     long value = v.getValue();
+                    if (ends && value == Long.MAX_VALUE) {
+                        continue;
+                    }
                     if (stamps[t] != stamp) {
                         stamps[t] = stamp;
                         values[t] = value;
@@ -412,7 +419,9 @@ public final class GroupDecision {
             long[] groupEnds = new long[numTasks];
             int[] groupEndStamps = new int[numTasks];
             for (GroupInput.Member m : group.members()) {
-                largest(m.taskEndOffsets(), groupEnds, groupEndStamps, 1, null);
+                // An end offset sum of Long.MAX_VALUE (4.4 members report it for some standbys)
+                // counts as not reported: as an end it would make lags near Long.MAX_VALUE.
+                largest(m.taskEndOffsets(), true, groupEnds, groupEndStamps, 1, null);
             }
             Map<TaskKey, Long> ends = new LinkedHashMap<>();
             for (int t = 0; t < numTasks; t++) {
@@ -440,11 +449,11 @@ public final class GroupDecision {
                     mark(ownedStandby[g], heldStamps, stamp, activeStamps, held);
                 }
                 for (GroupInput.Member m : mine) {
-                    largest(m.taskOffsets(), offsets, offsetStamps, stamp, reported);
-                    largest(m.taskEndOffsets(), processEnds, endStamps, stamp, null);
+                    largest(m.taskOffsets(), false, offsets, offsetStamps, stamp, reported);
+                    largest(m.taskEndOffsets(), true, processEnds, endStamps, stamp, null);
                 }
-                // The process's own tasks only (not every stateful task): its actives, then the
-                // tasks it reported an offset for.
+                // The process's own tasks only (not every stateful task): its actives, the tasks
+                // it reported an offset for, then its unreported standby and warm-up tasks.
                 Map<TaskKey, Long> lags = new LinkedHashMap<>();
                 int[] activeTasks = active.sorted();
                 for (int t : activeTasks) {
@@ -458,8 +467,17 @@ public final class GroupDecision {
                         lags.put(keys[t], endStamps[t] == stamp ? computeTaskLag(offsets[t], processEnds[t]) : -3L);
                     }
                 }
+                // An unreported standby or warm-up (assigned since the last report, most likely
+                // restoring): state that is never more caught up than none, preferred to none
+                // in ties; the whole changelog as lag when its end is known, else -3.
+                int[] heldTasks = held.sorted();
+                for (int t : heldTasks) {
+                    if (stateful[blockOfTask[t]] && offsetStamps[t] != stamp) {
+                        lags.put(keys[t], groupEndStamps[t] == 1 ? groupEnds[t] : -3L);
+                    }
+                }
                 clients.add(new ClientInput(
-                        clientIds.get(p), mine.size(), taskKeys(activeTasks), taskKeys(held.sorted()), lags,
+                        clientIds.get(p), mine.size(), taskKeys(activeTasks), taskKeys(heldTasks), lags,
                         mine.get(0).clientTags()));
             }
             return new ClusterInput(
