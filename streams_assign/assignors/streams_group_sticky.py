@@ -1253,21 +1253,25 @@ def _rebuild(
     none), in place of its entry of ``maps``."""
     rebuilt = list(compress(range(len(same)), map(not_, same)))
     tasks_of: list[list[Task]] = [[] for _ in same]
+    sub_of, part_of = numbering.names()
+    single: Sequence[tuple[int]] | dict[Task, tuple[int]]
     if len(rebuilt) * 8 > len(same):
         add = [tasks.append for tasks in tasks_of]
         add.append(_ignore)  # an owner of -1 reads the last entry
         for owners in owner_lists:
             for task, member in enumerate(owners):
                 add[member](task)
+        # Each task's one-partition tuple, built once and shared (tuples are immutable).
+        single = list(zip(part_of))
     else:
-        wanted = [not s for s in same]
-        wanted.append(False)  # an owner of -1 reads the last entry
+        # A few members: only their tasks are visited, and only their tuples built.
+        wanted = list(map(not_, same))
+        wanted.append(False)
+        single = {}
         for owners in owner_lists:
             for task in compress(range(len(owners)), map(wanted.__getitem__, owners)):
                 tasks_of[owners[task]].append(task)
-    sub_of, part_of = numbering.names()
-    # Each task's one-partition tuple, built once and shared (tuples are immutable).
-    single = list(zip(part_of))
+                single[task] = (part_of[task],)
     for member in rebuilt:
         tasks = tasks_of[member]
         maps[member] = _compact(tasks, sub_of, part_of, single) if tasks else empty
@@ -1300,7 +1304,10 @@ def _member_to_task_counts_order(
 
 
 def _compact(
-    tasks: list[Task], sub_of: list[str], part_of: list[int], single: list[tuple[int]]
+    tasks: list[Task],
+    sub_of: list[str],
+    part_of: list[int],
+    single: Sequence[tuple[int]] | dict[Task, tuple[int]],
 ) -> dict[str, tuple[int, ...]]:
     """``toCompactedTaskIds``: subtopology -> sorted partitions (task numbers sort that way).
 
