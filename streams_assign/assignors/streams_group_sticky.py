@@ -36,6 +36,7 @@ owned already gets its own task map back (:func:`_build_group_assignment`).
 from __future__ import annotations
 
 import logging
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -1193,7 +1194,7 @@ def _build_group_assignment(
         local.unusable_active | _not_dicts(active_maps),
     )
     # A standby task given as the single candidate of a task is one the member lists.
-    given = [c - a for c, a in zip(local.counts, local.active_counts, strict=True)]
+    given = list(map(operator.sub, local.counts, local.active_counts))
     same_standby = _same(
         (given, local.listed_standby),
         local.unusable_standby | local.standby_dirty | _not_dicts(standby_maps),
