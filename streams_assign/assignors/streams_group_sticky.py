@@ -313,9 +313,10 @@ class _LocalState:
         as standby (so maybe one they do not list).
     process_of:
         Per member: its process.
-    process_ids, trailing_call:
-        The process ids in first-appearance order, and whether a member after the one that
-        added the last process calls ``computeIfAbsent`` (see :func:`_process_order`).
+    process_ids, trailing_call, process_order:
+        The process ids in first-appearance order, whether a member after the one that added
+        the last process calls ``computeIfAbsent``, and the processes in ``processIdToState``'s
+        order (see :func:`_process_order`; built with the first process heap).
     capacity:
         Per process: its members (``ProcessState.capacity``).
     task_count, task_count_stale:
@@ -360,6 +361,7 @@ class _LocalState:
         "process_of",
         "process_ids",
         "trailing_call",
+        "process_order",
         "capacity",
         "task_count",
         "task_count_stale",
@@ -394,6 +396,7 @@ class _LocalState:
         self.process_of: list[int] = []
         self.process_ids: list[str] = []
         self.trailing_call = False
+        self.process_order: list[int] | None = None
         self.capacity: list[int] = []
         self.task_count: list[int] = []
         self.task_count_stale = True
@@ -503,9 +506,13 @@ class _LocalState:
 
     def process_heap(self) -> KeyedJavaPriorityQueue[int]:
         """``new PriorityQueue<>(comparingDouble(ProcessState::load))`` + ``addAll(values())``."""
+        if self.process_order is None:
+            self.process_order = _process_order(
+                self.process_ids, len(self.counts), self.trailing_call
+            )
         heap: KeyedJavaPriorityQueue[int] = KeyedJavaPriorityQueue()
         task_count, capacity = self.task_count, self.capacity
-        for process in _process_order(self.process_ids, len(self.counts), self.trailing_call):
+        for process in self.process_order:
             heap.offer(task_count[process] / capacity[process], process)
         return heap
 
@@ -537,6 +544,7 @@ class _TaskNumbering:
         "by_partition",
         "stateful_by_partition_desc",
         "_names",
+        "_singles",
     )
 
     def __init__(self, state: StreamsGroupState) -> None:
@@ -544,6 +552,7 @@ class _TaskNumbering:
         self.subtopologies: dict[str, tuple[int, int]] = {}
         self.task_numbers: dict[str, list[Task]] = {}
         self._names: tuple[list[str], list[int]] | None = None
+        self._singles: list[tuple[int]] | None = None
         stateful: list[str] = []
         first = 0
         for sub in sorted(topology, key=java_string_order):
@@ -590,6 +599,13 @@ class _TaskNumbering:
                 part_of.extend(range(count))
             self._names = (sub_of, part_of)
         return self._names
+
+    def singles(self) -> list[tuple[int]]:
+        """Per task number, the one-partition tuple ``(partition,)``, built once and shared
+        by every map that holds it (tuples are immutable)."""
+        if self._singles is None:
+            self._singles = list(zip(self.names()[1]))
+        return self._singles
 
     def show(self, task: Task) -> str:
         """Kafka's ``TaskId.toString()``: ``<subtopology>_<partition>``."""
@@ -1223,10 +1239,10 @@ _MEMBER_ID = attrgetter("member_id")
 def _same(counts: tuple[list[int], ...], unusable: set[int]) -> list[bool]:
     """Per member: all ``counts`` lists agree on it and it is not ``unusable``."""
     first, *others = counts
-    if all(first == other for other in others):
-        same = [True] * len(first)
-    else:
-        same = [len(set(c)) == 1 for c in zip(*counts, strict=True)]
+    same = [True] * len(first)
+    for other in others:
+        if other != first:
+            same = list(map(operator.and_, same, map(operator.eq, first, other)))
     for member in unusable:
         same[member] = False
     return same
@@ -1262,8 +1278,7 @@ def _rebuild(
         for owners in owner_lists:
             for task, member in enumerate(owners):
                 add[member](task)
-        # Each task's one-partition tuple, built once and shared (tuples are immutable).
-        single = list(zip(part_of))
+        single = numbering.singles()
     else:
         # A few members: only their tasks are visited, and only their tuples built.
         wanted = list(map(not_, same))
