@@ -1255,10 +1255,6 @@ def _not_dicts(maps: list[TaskSet]) -> set[int]:
     return {m for m, tasks in enumerate(maps) if type(tasks) is not dict}
 
 
-def _ignore(task: Task) -> None:
-    """A task without an owner in a replica slot: no member's map lists it."""
-
-
 def _rebuild(
     maps: list[TaskSet],
     same: list[bool],
@@ -1273,11 +1269,10 @@ def _rebuild(
     sub_of, part_of = numbering.names()
     single: Sequence[tuple[int]] | dict[Task, tuple[int]]
     if len(rebuilt) * 8 > len(same):
-        add = [tasks.append for tasks in tasks_of]
-        add.append(_ignore)  # an owner of -1 reads the last entry
+        tasks_of.append([])  # an owner of -1 reads the last entry, which is left unread
         for owners in owner_lists:
             for task, member in enumerate(owners):
-                add[member](task)
+                tasks_of[member].append(task)
         single = numbering.singles()
     else:
         # A few members: only their tasks are visited, and only their tuples built.
