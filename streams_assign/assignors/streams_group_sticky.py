@@ -27,10 +27,11 @@ The facts come from Kafka 4.4.0's ``kafka-group-coordinator`` jar; the data form
 ``kafka-streams-group/FORMAT.md``.
 
 The data are plain lists indexed by integers: tasks are numbered in Kafka's task order, members
-by their place in the input, processes by first appearance (:class:`_LocalState`). The members'
-task maps are read column-wise, every member at once (:func:`_flatten`), and a task's owners are
-recorded per task, so each placement is a few list stores. A member whose target equals what it
-owned already gets its own task map back (:func:`_build_group_assignment`).
+by their place in the input, processes by first appearance (:class:`_LocalState`). The members
+are read in one pass (:func:`_read_members`); a task's owners are recorded per task, so each
+placement is a few list stores, and the first active loop runs at once where no quota can refuse
+a previous owner (:func:`_keep_previous_owners`). A member given exactly the tasks it owned gets
+its own task map back (:func:`_build_group_assignment`).
 """
 
 from __future__ import annotations
@@ -1104,7 +1105,8 @@ def _assign_one_standby_replica(
                 member = _find_prev_member_with_least_load(
                     local, local.standby_candidates[task], (held,)
                 )
-                dirty.add(member)
+                if member >= 0:
+                    dirty.add(member)
             if member < 0 or counts[member] >= total_quota:  # hasUnfulfilledTaskQuota
                 deferred.append((task, 1))
                 continue
@@ -1152,7 +1154,8 @@ def _assign_standby_replicas(
                     member = _find_prev_member_with_least_load(
                         local, local.standby_candidates[task], held
                     )
-                    local.standby_dirty.add(member)
+                    if member >= 0:
+                        local.standby_dirty.add(member)
                 if member < 0 or counts[member] >= local.total_tasks_per_member:
                     deferred.append((task, replicas - slot))
                     break
