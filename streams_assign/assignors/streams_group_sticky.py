@@ -472,7 +472,14 @@ class _LocalState:
         head = heap.poll()
         if head is None:
             raise TaskAssignorException(f"No members available to assign task {task}")
-        count = self.add_task(head, task, slot)
+        # addTask inlined: the process is known.
+        task_count[process] += 1
+        count = self.counts[head] + 1
+        self.counts[head] = count
+        if slot == _ACTIVE:
+            self.active_owner[task] = head
+        else:
+            self.standby_owners[slot][task] = head
         heap.offer(count, head)
         self.heap_mark[process] = task_count[process]
         return count
@@ -1018,6 +1025,7 @@ def _assign_active(local: _LocalState, numbering: _TaskNumbering) -> None:
     if left:
         left.sort()
         heap = local.process_heap()
+        task_count, capacity = local.task_count, local.capacity
         for task in left:
             process = heap.poll()
             if process is None:
@@ -1031,7 +1039,7 @@ def _assign_active(local: _LocalState, numbering: _TaskNumbering) -> None:
                 )
             local.maybe_update_active_tasks_per_member(count)
             local.maybe_update_total_tasks_per_member(count)
-            heap.offer(local.task_count[process] / local.capacity[process], process)
+            heap.offer(task_count[process] / capacity[process], process)
     local.active_counts = local.counts[:]
 
 
