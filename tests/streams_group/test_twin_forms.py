@@ -67,7 +67,9 @@ def _reform(rng: random.Random, tasks: TaskSet) -> Any:
     if change == 5 and tasks:
         first = next(iter(tasks))
         return {**tasks, first: (*tasks[first], *tasks[first][:1])}
-    return {**tasks, "0": tasks.get("0", ())} if not tasks.get("0") else dict(tasks)
+    if not tasks.get("0"):
+        return {**tasks, "0": ()}  # an empty list names no task
+    return dict(tasks)
 
 
 def _reformed(state: StreamsGroupState, seed: int) -> StreamsGroupState:
