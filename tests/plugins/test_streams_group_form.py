@@ -154,3 +154,43 @@ def test_each_thread_of_a_process_is_a_unit_of_capacity() -> None:
 def test_an_unknown_streams_group_assignor_is_refused() -> None:
     with pytest.raises(UnknownAssignorError, match="unknown streams-group assignor 'nope'"):
         assign_group(_group({}, {}), "nope")
+
+
+def test_a_reported_offset_is_measured_against_another_members_end() -> None:
+    # c (P3) reports the offset of 0_0 its state directory holds (a restarted process) and no
+    # end: Kafka 4.4 members report ends only for tasks they hold. b reported the end, so c's
+    # lag is the difference, and 0 at or beyond it (b's own pair: its end one below its offset,
+    # as 4.4 members report a caught-up store).
+    document = _survivors(
+        {"task_offsets": {"0": {"3": 3_001}}, "task_end_offsets": {"0": {"0": 3_000, "3": 3_000}}}
+    )
+    document["members"][2]["task_offsets"] = {"0": {"0": 2_900}}
+    cluster = group_cluster_state(parse_streams_group(document))
+    assert cluster.clients[2].task_lags[TaskId(0, 0)] == 100
+    assert cluster.clients[1].task_lags[TaskId(0, 3)] == 0
+    document["members"][2]["task_offsets"] = {"0": {"0": 3_100}}
+    assert (
+        group_cluster_state(parse_streams_group(document)).clients[2].task_lags[TaskId(0, 0)] == 0
+    )
+
+
+def test_a_restarted_process_within_acceptable_lag_of_another_members_end_takes_its_task() -> None:
+    # The process that ran 0_0 is gone; the changelog (50,000 records) is beyond
+    # acceptable.recovery.lag, so a process without state is not caught up. c (P3) restarted
+    # with 0_0 at 49,990 on disk; a (P1) holds the unreported standby of 0_0; b (P2), at its
+    # upper bound of 2 tasks, reported 0_0's end. c is the only caught-up process: it runs 0_0.
+    document = {
+        "configs": {"num.standby.replicas": 1},
+        "topology": {"0": {"partitions": 5, "stateful": True}},
+        "members": [
+            _member("a", P1, [1], [0]),
+            {
+                **_member("b", P2, [2, 4], [3]),
+                "task_offsets": {"0": {"0": 0}},
+                "task_end_offsets": {"0": {"0": 50_000}},
+            },
+            {**_member("c", P3, [3], [4]), "task_offsets": {"0": {"0": 49_990}}},
+        ],
+    }
+    members = assign_group(document, "lag_aware_sticky").to_json()["members"]
+    assert 0 in members["c"]["active"]["0"]

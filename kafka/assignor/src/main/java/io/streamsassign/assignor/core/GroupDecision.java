@@ -464,7 +464,11 @@ public final class GroupDecision {
                 for (int i = 0; i < reported.size; i++) {
                     int t = reported.items[i];
                     if (activeStamps[t] != stamp) {
-                        lags.put(keys[t], endStamps[t] == stamp ? computeTaskLag(offsets[t], processEnds[t]) : -3L);
+                        // Against the process's own end, else any member's (a restarted process
+                        // reports offsets from its state directory and no end).
+                        Long end = endStamps[t] == stamp ? Long.valueOf(processEnds[t])
+                                : groupEndStamps[t] == 1 ? Long.valueOf(groupEnds[t]) : null;
+                        lags.put(keys[t], reportedLag(offsets[t], end));
                     }
                 }
                 // An unreported standby or warm-up (assigned since the last report, most likely
@@ -500,11 +504,21 @@ public final class GroupDecision {
         }
     }
 
-    private static long computeTaskLag(long offset, long end) {
+    /**
+     * The lag of a reported offset sum against a reported end offset sum (records): -2 and -3
+     * stay, no end gives -3, an offset at or beyond the end 0. Unlike Kafka's classic
+     * {@code ClientState#computeTaskLags} (an offset beyond the end: the whole end), since a
+     * streams group's end may be another member's, up to a report interval old, and Kafka 4.4
+     * members report a caught-up store's end one below its offset.
+     */
+    private static long reportedLag(long offset, Long end) {
         if (offset == -2 || offset == -3) {
             return offset;
         }
-        return end < offset ? end : end - offset;
+        if (end == null) {
+            return -3L;
+        }
+        return Math.max(end - offset, 0L);
     }
 
     /** Per-member spreading of one process's tasks, with owner look-ups by task index. */
